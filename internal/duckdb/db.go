@@ -1,0 +1,253 @@
+//go:build duckdb_arrow
+
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/cqrs-spice/cqrs/internal/position"
+)
+
+// Defaults for DB's tunables.
+const (
+	// DefaultQueryTimeout bounds one user query.
+	DefaultQueryTimeout = 30 * time.Second
+	// DefaultMaxResultBytes bounds the Arrow size of one query result.
+	DefaultMaxResultBytes = 256 << 20
+	// DefaultMaxConns bounds concurrent DuckDB connections (queries plus writes).
+	DefaultMaxConns = 64
+)
+
+// Errors returned by this package; match with errors.Is.
+var (
+	// ErrReadOnly: a user query was not a single SELECT.
+	ErrReadOnly = errors.New("only a single read-only SELECT statement is allowed")
+	// ErrResultTooLarge: a result exceeded MaxResultBytes.
+	ErrResultTooLarge = errors.New("query result too large")
+	// ErrQueryTimeout: a query ran longer than QueryTimeout.
+	ErrQueryTimeout = errors.New("query timed out")
+)
+
+// DB is an embedded DuckDB database holding accelerated datasets.
+type DB struct {
+	// Path of the database file; empty means in memory (the default).
+	Path string
+	// MemoryLimit is DuckDB's memory_limit, such as "2GB"; empty keeps DuckDB's
+	// default (80% of RAM).
+	MemoryLimit string
+	// Threads is DuckDB's worker thread count; 0 keeps DuckDB's default (all cores).
+	Threads int
+	// QueryTimeout bounds each user query; DefaultQueryTimeout when zero.
+	QueryTimeout time.Duration
+	// MaxResultBytes bounds each result; DefaultMaxResultBytes when zero.
+	MaxResultBytes int64
+	// MaxConns bounds open connections; DefaultMaxConns when zero.
+	MaxConns int
+	Logger   *slog.Logger
+
+	db *sql.DB
+}
+
+// New returns a DB stored at path ("" for memory). Call Open before use.
+func New(path string) *DB {
+	return &DB{Path: path, Logger: slog.Default()}
+}
+
+// Open opens the database with external access off and creates the bookkeeping
+// schema _spice.
+func (d *DB) Open(ctx context.Context) error {
+	if d.QueryTimeout == 0 {
+		d.QueryTimeout = DefaultQueryTimeout
+	}
+	if d.MaxResultBytes == 0 {
+		d.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if d.MaxConns == 0 {
+		d.MaxConns = DefaultMaxConns
+	}
+	q := url.Values{}
+	q.Set("enable_external_access", "false")
+	q.Set("autoinstall_known_extensions", "false")
+	q.Set("autoload_known_extensions", "false")
+	if d.MemoryLimit != "" {
+		q.Set("memory_limit", d.MemoryLimit)
+	}
+	if d.Threads > 0 {
+		q.Set("threads", strconv.Itoa(d.Threads))
+	}
+	connector, err := duckdb.NewConnector(d.Path+"?"+q.Encode(), nil)
+	if err != nil {
+		return fmt.Errorf("open duckdb %q: %w", d.displayPath(), err)
+	}
+	d.db = sql.OpenDB(connector)
+	d.db.SetMaxOpenConns(d.MaxConns)
+	d.db.SetMaxIdleConns(d.MaxConns)
+	_, err = d.db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS _spice;
+		CREATE TABLE IF NOT EXISTS _spice.watermarks (
+			dataset VARCHAR PRIMARY KEY, lsn UBIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)`)
+	if err != nil {
+		d.db.Close()
+		return fmt.Errorf("create bookkeeping schema in %q: %w", d.displayPath(), err)
+	}
+	return nil
+}
+
+func (d *DB) displayPath() string {
+	if d.Path == "" {
+		return ":memory:"
+	}
+	return d.Path
+}
+
+// Close closes the database.
+func (d *DB) Close() error {
+	if d.db == nil {
+		return nil
+	}
+	return d.db.Close()
+}
+
+// Watermarks returns the stored watermark of every dataset that has one.
+func (d *DB) Watermarks(ctx context.Context) (map[string]position.LSN, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT dataset, lsn FROM _spice.watermarks`)
+	if err != nil {
+		return nil, fmt.Errorf("read watermarks: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]position.LSN{}
+	for rows.Next() {
+		var name string
+		var lsn uint64
+		if err := rows.Scan(&name, &lsn); err != nil {
+			return nil, fmt.Errorf("read watermarks: %w", err)
+		}
+		out[name] = position.LSN(lsn)
+	}
+	return out, rows.Err()
+}
+
+// TableExists reports whether the accelerated table exists.
+func (d *DB) TableExists(ctx context.Context, table string) (bool, error) {
+	var n int
+	err := d.db.QueryRowContext(ctx,
+		`SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = ?`, table).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("look up table %s: %w", table, err)
+	}
+	return n > 0, nil
+}
+
+// RowCount returns the number of rows in table.
+func (d *DB) RowCount(ctx context.Context, table string) (int64, error) {
+	var n int64
+	if err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM `+Ident(table)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count rows of %s: %w", table, err)
+	}
+	return n, nil
+}
+
+// Max returns max(column) of table, nil when the table is empty.
+func (d *DB) Max(ctx context.Context, table, column string) (any, error) {
+	var v any
+	err := d.db.QueryRowContext(ctx, `SELECT max(`+Ident(column)+`) FROM `+Ident(table)).Scan(&v)
+	if err != nil {
+		return nil, fmt.Errorf("read max(%s) of %s: %w", column, table, err)
+	}
+	return v, nil
+}
+
+// CreateView creates or replaces a query-time view.
+func (d *DB) CreateView(ctx context.Context, name, query string) error {
+	if _, err := d.db.ExecContext(ctx, `CREATE OR REPLACE VIEW `+Ident(name)+` AS `+query); err != nil {
+		return fmt.Errorf("create view %s: %w", name, err)
+	}
+	return nil
+}
+
+// Tables returns the tables and views a query reads, as DuckDB's parser sees them
+// (unqualified, as written). It only parses: the tables need not exist, and the
+// read-only check happens in Query.
+func (d *DB) Tables(ctx context.Context, query string) ([]string, error) {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("get connection: %w", err)
+	}
+	defer conn.Close()
+	names, err := duckdb.GetTableNames(conn, query, false)
+	if err != nil {
+		return nil, fmt.Errorf("parse query: %w", err)
+	}
+	return names, nil
+}
+
+// checkReadOnly prepares query (without running it) and accepts it only when it is
+// exactly one SELECT. Prepare, unlike PrepareContext, refuses several statements
+// instead of executing all but the last.
+func checkReadOnly(dc driver.Conn, query string) error {
+	st, err := dc.Prepare(query)
+	if err != nil {
+		return fmt.Errorf("%w", err)
+	}
+	defer st.Close()
+	typ, err := st.(*duckdb.Stmt).StatementType()
+	if err != nil {
+		return fmt.Errorf("inspect statement: %w", err)
+	}
+	if typ != duckdb.STATEMENT_TYPE_SELECT {
+		return fmt.Errorf("%w: got a %s statement; this runtime serves reads only, write to the source instead", ErrReadOnly, stmtName(typ))
+	}
+	return nil
+}
+
+func stmtName(t duckdb.StmtType) string {
+	switch t {
+	case duckdb.STATEMENT_TYPE_INSERT:
+		return "INSERT"
+	case duckdb.STATEMENT_TYPE_UPDATE:
+		return "UPDATE"
+	case duckdb.STATEMENT_TYPE_DELETE:
+		return "DELETE"
+	case duckdb.STATEMENT_TYPE_CREATE, duckdb.STATEMENT_TYPE_CREATE_FUNC:
+		return "CREATE"
+	case duckdb.STATEMENT_TYPE_DROP:
+		return "DROP"
+	case duckdb.STATEMENT_TYPE_ALTER:
+		return "ALTER"
+	case duckdb.STATEMENT_TYPE_COPY:
+		return "COPY"
+	case duckdb.STATEMENT_TYPE_PRAGMA:
+		return "PRAGMA"
+	case duckdb.STATEMENT_TYPE_VARIABLE_SET:
+		return "SET"
+	case duckdb.STATEMENT_TYPE_TRANSACTION:
+		return "transaction control"
+	case duckdb.STATEMENT_TYPE_EXPLAIN:
+		return "EXPLAIN"
+	case duckdb.STATEMENT_TYPE_EXPORT:
+		return "EXPORT"
+	case duckdb.STATEMENT_TYPE_ATTACH:
+		return "ATTACH"
+	case duckdb.STATEMENT_TYPE_DETACH:
+		return "DETACH"
+	case duckdb.STATEMENT_TYPE_LOAD:
+		return "INSTALL/LOAD"
+	case duckdb.STATEMENT_TYPE_CALL:
+		return "CALL"
+	case duckdb.STATEMENT_TYPE_SET:
+		return "SET/RESET"
+	case duckdb.STATEMENT_TYPE_VACUUM:
+		return "VACUUM/CHECKPOINT"
+	default:
+		return fmt.Sprintf("non-SELECT (type %d)", t)
+	}
+}

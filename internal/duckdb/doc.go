@@ -1,0 +1,19 @@
+//go:build duckdb_arrow
+
+// Package duckdb is the accelerator: it keeps accelerated datasets in embedded DuckDB
+// and runs every query. It is the only package that talks to DuckDB.
+//
+// Writes go through a Tx, which holds one DuckDB connection and one transaction: a
+// full refresh, an append, a batch of changes and the new watermark of each dataset
+// touched commit together or not at all, so a reader sees the old data with the old
+// watermark or the new data with the new one, never a mix.
+//
+// Reads go through Query, which accepts exactly one SELECT statement and refuses
+// everything else (DDL, DML, ATTACH, COPY, PRAGMA, SET, INSTALL/LOAD, CALL...). The
+// database is opened with external access off, so file and network table functions
+// such as read_csv fail even inside a SELECT, and extensions are never installed or
+// loaded. Queries run under a time-out and a result size limit.
+//
+// The package needs the duckdb_arrow build tag (DuckDB's Arrow interface); without it
+// the package is empty and the runtime does not build.
+package duckdb
