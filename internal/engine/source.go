@@ -53,5 +53,14 @@ type Prober interface {
 	Ping(ctx context.Context) error
 }
 
+// Notifier is implemented by sources that can tell when their data changed, such
+// as a chained runtime that pushes change notices. The engine refreshes the dataset
+// on every notice, in addition to refresh_check_interval. Watch blocks until ctx
+// ends, reconnecting on its own; it returns an error only when the source cannot
+// notify at all (the engine then relies on the interval).
+type Notifier interface {
+	Watch(ctx context.Context, changed func()) error
+}
+
 // Clock is injected where time matters; tests use the real clock.
 type Clock func() time.Time

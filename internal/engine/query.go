@@ -1,0 +1,279 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cqrs-spice/cqrs/internal/position"
+)
+
+// Query is one read.
+type Query struct {
+	// SQL is one SELECT statement in DuckDB's dialect.
+	SQL string
+	// Args bind the statement's placeholders (prepared statements).
+	Args []any
+	// MinPosition, when set, asks for an answer that reflects at least this source
+	// position: the engine waits up to MinPositionTimeout for it.
+	MinPosition position.LSN
+	// NoCache bypasses the results cache.
+	NoCache bool
+}
+
+// QueryError is a problem with the query itself (bad SQL, a refused statement,
+// an unknown table): the client must change the query.
+type QueryError struct{ Err error }
+
+func (e *QueryError) Error() string { return e.Err.Error() }
+func (e *QueryError) Unwrap() error { return e.Err }
+
+// maxPlans bounds the cache of parsed queries.
+const maxPlans = 4096
+
+// Query answers q. The result carries the position it reflects and whether it came
+// from the results cache; the caller releases it.
+func (e *Engine) Query(ctx context.Context, q Query) (res *Result, err error) {
+	start := time.Now()
+	defer func() {
+		if e.Metrics != nil {
+			e.Metrics.observeQuery(time.Since(start), err)
+		}
+	}()
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	names, err := e.tablesOf(ctx, q.SQL)
+	if err != nil {
+		return nil, &QueryError{Err: err}
+	}
+	deps, federated, err := e.resolveQuery(names)
+	if err != nil {
+		return nil, err
+	}
+	pos, versions, err := e.waitPosition(ctx, deps, q.MinPosition)
+	if err != nil {
+		return nil, err
+	}
+	cacheable := e.Cache != nil && !q.NoCache && len(federated) == 0
+	var key string
+	if cacheable {
+		key = cacheKey(q, versions)
+		if hit := e.Cache.Get(key); hit != nil {
+			hit.Position, hit.Cache = pos, CacheHit
+			return hit, nil
+		}
+	}
+	temp, err := e.readSources(ctx, federated)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, rd := range temp {
+			rd.Release()
+		}
+	}()
+	res, err = e.store.Query(ctx, StoreQuery{SQL: q.SQL, Args: q.Args, Temp: temp})
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		var qe *QueryError
+		if errors.As(err, &qe) {
+			return nil, err
+		}
+		return nil, &QueryError{Err: err}
+	}
+	res.Position, res.Cache = pos, CacheBypass
+	if cacheable {
+		res.Cache = CacheMiss
+		e.Cache.Put(key, res)
+	}
+	return res, nil
+}
+
+// tablesOf returns the names a query reads, parsing each distinct text once.
+func (e *Engine) tablesOf(ctx context.Context, sql string) ([]string, error) {
+	if v, ok := e.plans.Load(sql); ok {
+		return v.([]string), nil
+	}
+	names, err := e.store.Tables(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	for i := range names {
+		names[i] = strings.ToLower(names[i])
+	}
+	e.mu.Lock()
+	if e.nplans >= maxPlans {
+		e.plans.Clear()
+		e.nplans = 0
+	}
+	e.nplans++
+	e.mu.Unlock()
+	e.plans.Store(sql, names)
+	return names, nil
+}
+
+// resolveQuery maps the names a query reads to the datasets and accelerated views
+// whose watermarks it reflects, and the datasets to read from their source
+// because their acceleration is not loaded (ready_state: on_registration) or
+// absent. A dataset that is not loaded otherwise fails the query with a
+// NotReadyError.
+func (e *Engine) resolveQuery(names []string) (deps, federated []string, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	seen := map[string]bool{}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			deps = append(deps, n)
+		}
+	}
+	for _, n := range names {
+		if d, ok := e.datasets[n]; ok {
+			switch {
+			case d.loaded && d.spec.Accelerated():
+				add(n)
+			case !d.spec.Accelerated() || d.spec.ReadyState == "on_registration":
+				if !seen["src:"+n] {
+					seen["src:"+n] = true
+					federated = append(federated, n)
+				}
+			default:
+				return nil, nil, &NotReadyError{Dataset: n, State: d.state, Cause: d.lastErr}
+			}
+			continue
+		}
+		v, ok := e.views[n]
+		if !ok {
+			continue // a CTE, a table function, or unknown: DuckDB decides
+		}
+		if !v.loaded() {
+			for _, dep := range v.deps {
+				if d, ok := e.datasets[dep]; ok && !d.loaded {
+					return nil, nil, &NotReadyError{Dataset: dep, State: d.state, Cause: d.lastErr}
+				}
+			}
+			return nil, nil, &NotReadyError{Dataset: n, State: v.state, Cause: v.lastErr}
+		}
+		if v.accelerated() {
+			add(n)
+			continue
+		}
+		for _, dep := range v.deps {
+			add(dep)
+		}
+	}
+	return deps, federated, nil
+}
+
+// waitPosition waits until every dep reflects at least want (when set) and returns
+// the least watermark and the data versions of the deps, read together.
+func (e *Engine) waitPosition(ctx context.Context, deps []string, want position.LSN) (position.LSN, []uint64, error) {
+	var timer <-chan time.Time
+	for {
+		e.mu.Lock()
+		pos := e.minWatermarkLocked(deps)
+		if want == 0 || len(deps) == 0 || pos >= want {
+			versions := make([]uint64, len(deps))
+			for i, n := range deps {
+				if d, ok := e.datasets[n]; ok {
+					versions[i] = d.version
+				} else if v, ok := e.views[n]; ok {
+					versions[i] = v.version
+				}
+			}
+			e.mu.Unlock()
+			return pos, versions, nil
+		}
+		lagging := deps[0]
+		for _, n := range deps {
+			if wm := e.minWatermarkLocked([]string{n}); wm < want {
+				lagging = n
+				break
+			}
+		}
+		changed := e.changed
+		e.mu.Unlock()
+		if timer == nil {
+			t := time.NewTimer(e.MinPositionTimeout)
+			defer t.Stop()
+			timer = t.C
+		}
+		select {
+		case <-changed:
+		case <-timer:
+			return 0, nil, &PositionError{Want: want, Have: pos, Dataset: lagging, Waited: e.MinPositionTimeout.String()}
+		case <-ctx.Done():
+			return 0, nil, &PositionError{Want: want, Have: pos, Dataset: lagging, Waited: "the request's deadline"}
+		}
+	}
+}
+
+// readSources reads datasets that are not loaded from their source, whole.
+func (e *Engine) readSources(ctx context.Context, names []string) (map[string]array.RecordReader, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	out := map[string]array.RecordReader{}
+	for _, n := range names {
+		d := e.datasets[n]
+		if d.src == nil {
+			return nil, &NotReadyError{Dataset: n, State: d.state, Cause: d.lastErr}
+		}
+		err := d.src.Scan(ctx, ScanRequest{}, func(s Snapshot) error {
+			var recs []arrow.RecordBatch
+			for s.Reader.Next() {
+				rec := s.Reader.RecordBatch()
+				rec.Retain()
+				recs = append(recs, rec)
+			}
+			if err := s.Reader.Err(); err != nil {
+				for _, r := range recs {
+					r.Release()
+				}
+				return err
+			}
+			rd, err := array.NewRecordReader(s.Reader.Schema(), recs)
+			for _, r := range recs {
+				r.Release()
+			}
+			if err != nil {
+				return err
+			}
+			out[n] = rd
+			return nil
+		})
+		if err != nil {
+			for _, rd := range out {
+				rd.Release()
+			}
+			return nil, fmt.Errorf("read %s from its source: %w", n, err)
+		}
+	}
+	return out, nil
+}
+
+func cacheKey(q Query, versions []uint64) string {
+	var b strings.Builder
+	b.WriteString(q.SQL)
+	for _, a := range q.Args {
+		fmt.Fprintf(&b, "\x00%T:%v", a, a)
+	}
+	b.WriteString("\x00v")
+	for _, v := range versions {
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatUint(v, 10))
+	}
+	return b.String()
+}
