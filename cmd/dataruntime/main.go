@@ -1,0 +1,131 @@
+//go:build duckdb_arrow
+
+// Command dataruntime is a Spice-compatible data runtime: it reads a spicepod.yaml,
+// accelerates its datasets in embedded DuckDB, and answers Arrow Flight SQL, plain
+// Flight and the Spice HTTP API. See the README for the flags and subcommands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "healthcheck":
+			return healthcheck(args[1:], stderr)
+		case "drop-slots":
+			return dropSlots(ctx, args[1:], stderr)
+		}
+	}
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	logger := newLogger(cfg.LogLevel, stderr)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	m := NewMain(cfg, logger)
+	if err := m.Run(ctx); err != nil {
+		logger.Error("start failed", "err", err)
+		_ = m.Close()
+		return 1
+	}
+	<-ctx.Done()
+	logger.Info("shutting down")
+	if err := m.Close(); err != nil {
+		logger.Error("shutdown", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (Config, error) {
+	var cfg Config
+	fs := flag.NewFlagSet("dataruntime", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Spicepod, "spicepod", "spicepod.yaml", "the spicepod to serve")
+	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:8090", "address of the HTTP API")
+	fs.StringVar(&cfg.FlightAddr, "flight", "127.0.0.1:50051", "address of Arrow Flight and Flight SQL")
+	fs.StringVar(&cfg.MetricsAddr, "metrics", "", "address of Prometheus /metrics (off unless given; 9090 by convention)")
+	fs.StringVar(&cfg.DataDir, "data-dir", ".spice/data", "directory of the DuckDB file for datasets with acceleration mode: file")
+	fs.StringVar(&cfg.InstanceID, "instance-id", envOr("SPICE_INSTANCE_ID", ""), "names this instance's replication slot (stable across restarts); default: the host name")
+	fs.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: dataruntime [flags]
+       dataruntime healthcheck [--url http://127.0.0.1:8090/v1/ready]
+       dataruntime drop-slots [--spicepod spicepod.yaml] [--instance-id ID]
+
+Serves one spicepod: accelerates its datasets in embedded DuckDB and answers
+Arrow Flight SQL, plain Flight and the Spice HTTP API.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unexpected argument %q; see --help\n", fs.Arg(0))
+		return cfg, fmt.Errorf("unexpected argument")
+	}
+	return cfg, nil
+}
+
+func newLogger(level string, w io.Writer) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+// healthcheck probes a URL and exits 0 on 200: Docker health checks in an image
+// without a shell or curl.
+func healthcheck(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", "http://127.0.0.1:8090/v1/ready", "URL that must answer 200")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	client := http.Client{Timeout: 3 * time.Second}
+	resp, err := client.Get(*url)
+	if err != nil {
+		fmt.Fprintln(stderr, "healthcheck:", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "healthcheck: %s: %s %s\n", *url, resp.Status, strings.TrimSpace(string(body)))
+		return 1
+	}
+	return 0
+}

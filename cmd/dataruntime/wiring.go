@@ -1,0 +1,208 @@
+//go:build duckdb_arrow
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cqrs-spice/cqrs/internal/duckdb"
+	"github.com/cqrs-spice/cqrs/internal/engine"
+	"github.com/cqrs-spice/cqrs/internal/httpapi"
+	"github.com/cqrs-spice/cqrs/internal/postgres"
+	"github.com/cqrs-spice/cqrs/internal/spicepod"
+)
+
+// Config is the command line.
+type Config struct {
+	Spicepod    string
+	HTTPAddr    string
+	FlightAddr  string
+	MetricsAddr string
+	DataDir     string
+	InstanceID  string
+	LogLevel    string
+}
+
+// Main is the composition root: the only place that knows every implementation.
+// Tests drive it in-process with Run and Close.
+type Main struct {
+	Config Config
+	Logger *slog.Logger
+
+	Pod     *spicepod.Pod
+	Store   *duckdb.DB
+	Engine  *engine.Engine
+	HTTP    *httpapi.Server
+	servers []func(context.Context) error // closed first, in reverse order of opening
+	sources []engine.Source
+	metrics *http.Server
+	reg     *prometheus.Registry
+}
+
+// NewMain returns a Main for cfg.
+func NewMain(cfg Config, logger *slog.Logger) *Main {
+	return &Main{Config: cfg, Logger: logger}
+}
+
+// Run loads the spicepod, opens the store, starts the servers and the engine, and
+// returns; datasets keep loading in the background.
+func (m *Main) Run(ctx context.Context) error {
+	pod, err := spicepod.Load(m.Config.Spicepod, spicepod.EnvLookup)
+	if err != nil {
+		return err
+	}
+	m.Pod = pod
+	m.reg = prometheus.NewRegistry()
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	if err := m.openStore(ctx); err != nil {
+		return err
+	}
+	e := engine.New(m.Store)
+	e.Logger = m.Logger
+	e.Metrics = engine.NewMetrics(m.reg)
+	if rc := pod.Runtime.ResultsCache; rc.Enabled {
+		e.Cache = engine.NewCache(rc.CacheMaxSize, rc.ItemTTL)
+		e.Cache.Metrics = e.Metrics
+	}
+	m.Engine = e
+	if err := m.addDatasets(ctx); err != nil {
+		return err
+	}
+	for _, v := range pod.Views {
+		if err := e.AddView(v); err != nil {
+			return err
+		}
+	}
+	if err := m.openServers(); err != nil {
+		return err
+	}
+	if err := e.Open(ctx); err != nil {
+		return fmt.Errorf("start engine: %w", err)
+	}
+	m.Logger.Info("runtime started", "spicepod", pod.Name, "datasets", len(pod.Datasets), "views", len(pod.Views),
+		"http", m.HTTP.Addr(), "flight", m.Config.FlightAddr, "metrics", m.Config.MetricsAddr)
+	return nil
+}
+
+// openStore opens DuckDB in memory, or in a file under DataDir when any dataset
+// asks for mode: file (memory-mode datasets in it are reloaded at start anyway).
+func (m *Main) openStore(ctx context.Context) error {
+	path := ""
+	for _, d := range m.Pod.Datasets {
+		if d.Accelerated() && d.Acceleration.Mode == "file" {
+			if err := os.MkdirAll(m.Config.DataDir, 0o755); err != nil {
+				return fmt.Errorf("create data directory: %w", err)
+			}
+			path = filepath.Join(m.Config.DataDir, m.Pod.Name+".duckdb")
+			break
+		}
+	}
+	m.Store = duckdb.New(path)
+	m.Store.Logger = m.Logger
+	if err := m.Store.Open(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// addDatasets builds each dataset's connector: an explicit switch on from:.
+func (m *Main) addDatasets(ctx context.Context) error {
+	for _, d := range m.Pod.Datasets {
+		src, err := m.source(ctx, d)
+		if err != nil {
+			return fmt.Errorf("dataset %s: %w", d.Name, err)
+		}
+		if err := m.Engine.AddDataset(d, src); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, error) {
+	scheme, path := d.Connector()
+	if d.Accelerated() && d.Acceleration.RefreshMode == "changes" && scheme != "postgres" {
+		return nil, fmt.Errorf("refresh_mode: changes needs a postgres: source; %s: sources support full and append", scheme)
+	}
+	switch scheme {
+	case "postgres":
+		cfg, err := postgres.ParseParams(d.Params)
+		if err != nil {
+			return nil, err
+		}
+		if d.Accelerated() && d.Acceleration.RefreshMode == "changes" {
+			return nil, errors.New("refresh_mode: changes is not available in this build; use full or append")
+		}
+		src := postgres.NewSource(cfg, path)
+		src.Logger = m.Logger.With("dataset", d.Name)
+		if err := src.Open(ctx); err != nil {
+			return nil, err
+		}
+		m.sources = append(m.sources, src)
+		return src, nil
+	default:
+		return nil, fmt.Errorf("connector %q is not supported; this runtime supports postgres:, flightsql: and spice.ai:", scheme)
+	}
+}
+
+func (m *Main) openServers() error {
+	m.HTTP = httpapi.New(m.Config.HTTPAddr, m.Engine)
+	m.HTTP.Logger = m.Logger
+	m.HTTP.Endpoints = []httpapi.Endpoint{{Name: "http", Addr: m.Config.HTTPAddr}, {Name: "flight", Addr: m.Config.FlightAddr}}
+	if err := m.HTTP.Open(); err != nil {
+		return err
+	}
+	m.servers = append(m.servers, m.HTTP.Close)
+	if m.Config.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", m.Config.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen metrics on %s: %w", m.Config.MetricsAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+		m.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = m.metrics.Serve(ln) }()
+		m.HTTP.Endpoints = append(m.HTTP.Endpoints, httpapi.Endpoint{Name: "metrics", Addr: m.Config.MetricsAddr})
+		m.servers = append(m.servers, m.metrics.Shutdown)
+	}
+	return nil
+}
+
+// Close stops the servers first (no new requests), then the engine, then the
+// sources and the store, within 15 seconds.
+func (m *Main) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var errs []error
+	for i := len(m.servers) - 1; i >= 0; i-- {
+		errs = append(errs, m.servers[i](ctx))
+	}
+	if m.Engine != nil {
+		errs = append(errs, m.Engine.Close(ctx))
+	}
+	for _, s := range m.sources {
+		s.Close()
+	}
+	if m.Store != nil {
+		errs = append(errs, m.Store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func dropSlots(ctx context.Context, args []string, stderr interface{ Write([]byte) (int, error) }) int {
+	fmt.Fprintln(stderr, "drop-slots: no change feed in this build")
+	return 1
+}
