@@ -82,7 +82,7 @@ type Result struct {
 
 	// Filled in by the engine.
 	Position position.LSN // the source position the answer reflects (0: unknown)
-	Cache    CacheStatus   // hit, miss or bypass
+	Cache    CacheStatus  // hit, miss or bypass
 }
 
 // Retain adds a reference to every record (for sharing a cached result).
