@@ -1,0 +1,269 @@
+//go:build duckdb_arrow
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cqrs-spice/cqrs/internal/pgtest"
+)
+
+// The recipe's first spicepod: loads, turns ready, and its view equals the same
+// SQL in Postgres, before and after a new order.
+func TestRecipeRankingEqualsPostgres(t *testing.T) {
+	dsn, params := MustDatabase(t, pg, recipeSchema)
+	rt := MustRuntime(t, recipePod(params, "1s"))
+	rt.waitReady(t)
+
+	got := rt.query(t, "SELECT * FROM rankings", 0).rows(t)
+	if want := pgRows(t, dsn, rankingSQL); !equal(got, want) {
+		t.Fatalf("rankings=%v, want %v (Postgres)", got, want)
+	}
+	if got, want := got[len(got)-1], "Monitor:null"; got != want {
+		t.Fatalf("a product without orders: %s, want %s", got, want)
+	}
+
+	token := mustWrite(t, dsn, "INSERT INTO orders (product_id, count) VALUES (4, 100)")
+	a := rt.query(t, "SELECT * FROM rankings", token)
+	if want := pgRows(t, dsn, rankingSQL); !equal(a.rows(t), want) {
+		t.Fatalf("after a new order: rankings=%v, want %v", a.rows(t), want)
+	}
+	if a.position < token {
+		t.Fatalf("answer reflects %s, want at least the write's %s", a.position, token)
+	}
+}
+
+// A full refresh swaps the table atomically: readers see the old or the new
+// generation of rows, never a mix or a partial table.
+func TestFullRefreshSwapUnderConcurrentReads(t *testing.T) {
+	const n = 5000
+	dsn, params := MustDatabase(t, pg, `CREATE TABLE items (id int PRIMARY KEY, gen int NOT NULL);
+		INSERT INTO items SELECT i, 0 FROM generate_series(1, 5000) i;`)
+	rt := MustRuntime(t, fmt.Sprintf(`version: v1
+kind: Spicepod
+name: swap
+datasets:
+  - from: postgres:items
+    name: items
+    params: %s
+    acceleration: {enabled: true}
+`, params))
+	rt.waitReady(t)
+
+	var stop atomic.Bool
+	var reads atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				a := rt.query(t, "SELECT count(*) AS n, min(gen) AS lo, max(gen) AS hi FROM items", 0, "Cache-Control", "no-cache")
+				want := fmt.Sprintf(`"n":%d`, n)
+				if a.code != http.StatusOK || !strings.Contains(a.body, want) || !sameGen(a.body) {
+					errs <- fmt.Sprintf("status %d: %s", a.code, a.body)
+					return
+				}
+				reads.Add(1)
+			}
+		}()
+	}
+	for gen := 1; gen <= 5; gen++ {
+		token := mustWrite(t, dsn, "UPDATE items SET gen = $1", gen)
+		if code, body := rt.post(t, "/v1/datasets/items/acceleration/refresh"); code != http.StatusCreated {
+			t.Fatalf("refresh: %d %s", code, body)
+		}
+		if a := rt.query(t, "SELECT max(gen) AS g FROM items", token); a.code != http.StatusOK || !strings.Contains(a.body, fmt.Sprintf(`"g":%d`, gen)) {
+			t.Fatalf("generation %d not visible: %d %s", gen, a.code, a.body)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatalf("a reader saw a partial or mixed table: %s", e)
+	}
+	if reads.Load() == 0 {
+		t.Fatal("no concurrent read completed")
+	}
+}
+
+func sameGen(body string) bool {
+	var lo, hi int
+	i := strings.Index(body, `"lo":`)
+	j := strings.Index(body, `"hi":`)
+	if i < 0 || j < 0 {
+		return false
+	}
+	fmt.Sscanf(body[i+5:], "%d", &lo)
+	fmt.Sscanf(body[j+5:], "%d", &hi)
+	return lo == hi
+}
+
+// Append mode with an overlap re-reads the boundary: rows committed later with the
+// boundary's timestamp are neither lost nor duplicated.
+func TestAppendKeepsBoundaryRowsExactlyOnce(t *testing.T) {
+	dsn, params := MustDatabase(t, pg, `CREATE TABLE events (id int NOT NULL, ts timestamptz NOT NULL);
+		INSERT INTO events VALUES (1, '2026-01-01 00:00:00+00'), (2, '2026-01-01 00:00:01+00');`)
+	rt := MustRuntime(t, fmt.Sprintf(`version: v1
+kind: Spicepod
+name: appender
+datasets:
+  - from: postgres:events
+    name: events
+    time_column: ts
+    params: %s
+    acceleration: {enabled: true, refresh_mode: append, refresh_append_overlap: 1s}
+`, params))
+	rt.waitReady(t)
+	steps := []string{
+		// Same timestamp as the boundary, and an exact duplicate row of an existing one.
+		"INSERT INTO events VALUES (3, '2026-01-01 00:00:01+00'), (2, '2026-01-01 00:00:01+00')",
+		"INSERT INTO events VALUES (4, '2026-01-01 00:00:02+00')",
+		"INSERT INTO events VALUES (5, '2026-01-01 00:00:02+00')",
+	}
+	for _, step := range steps {
+		token := mustWrite(t, dsn, step)
+		if code, body := rt.post(t, "/v1/datasets/events/acceleration/refresh"); code != http.StatusCreated {
+			t.Fatalf("refresh: %d %s", code, body)
+		}
+		a := rt.query(t, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id, ts) AS ids FROM events", token)
+		want := pgString(t, dsn, "SELECT string_agg(id::text, ',' ORDER BY id, ts) FROM events")
+		if !strings.Contains(a.body, `"ids":"`+want+`"`) {
+			t.Fatalf("after %q: %s, want ids %s", step, a.body, want)
+		}
+	}
+}
+
+func pgString(tb testing.TB, dsn, sql string) string {
+	tb.Helper()
+	rows := pgRows(tb, dsn, "SELECT ("+sql+")::text, NULL::bigint")
+	return strings.TrimSuffix(rows[0], ":null")
+}
+
+// Postgres unreachable at start: the runtime serves, is not ready, says why, and
+// recovers on its own when Postgres comes up. Later, a failed refresh keeps the
+// old data and reports the dataset as not fresh.
+func TestSourceDownAtStartAndDuringRefresh(t *testing.T) {
+	p := pgtest.Start(t)
+	dsn, params := MustDatabase(t, p, recipeSchema)
+	if err := p.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rt := MustRuntime(t, recipePod(params, "1s"))
+	if code, body := rt.get(t, "/v1/ready"); code != http.StatusServiceUnavailable {
+		t.Fatalf("ready with Postgres down: %d %s", code, body)
+	}
+	waitFor(t, "a load error", func() bool {
+		a := rt.query(t, "SELECT * FROM rankings", 0)
+		return a.code == http.StatusServiceUnavailable && strings.Contains(a.body, "not ready") && strings.Contains(a.body, "last error")
+	})
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rt.waitReady(t)
+	before := rt.query(t, "SELECT * FROM rankings", 0).rows(t)
+	if want := pgRows(t, dsn, rankingSQL); !equal(before, want) {
+		t.Fatalf("after recovery: %v, want %v", before, want)
+	}
+
+	if err := p.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the dataset to report a failed refresh", func() bool {
+		_, body := rt.get(t, "/v1/datasets?status=true")
+		return strings.Contains(body, `"fresh": false`) && strings.Contains(body, `"last_error"`)
+	})
+	if got := rt.query(t, "SELECT * FROM rankings", 0).rows(t); !equal(got, before) {
+		t.Fatalf("with the source down: %v, want the last good data %v", got, before)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	token := mustWrite(t, dsn, "INSERT INTO orders (product_id, count) VALUES (3, 50)")
+	if got, want := rt.query(t, "SELECT * FROM rankings", token).rows(t), pgRows(t, dsn, rankingSQL); !equal(got, want) {
+		t.Fatalf("after the source came back: %v, want %v", got, want)
+	}
+}
+
+// The HTTP API's status codes and formats, against the real engine.
+func TestHTTPAPI(t *testing.T) {
+	_, params := MustDatabase(t, pg, recipeSchema)
+	rt := MustRuntime(t, recipePod(params, "10s"))
+	rt.waitReady(t)
+	for _, tc := range []struct {
+		name, sql, accept string
+		code              int
+		want              string
+	}{
+		{"json", "SELECT name FROM products ORDER BY id LIMIT 1", "", 200, `[{"name":"Laptop"}]`},
+		{"csv", "SELECT id, name FROM products ORDER BY id LIMIT 1", "text/csv", 200, "id,name\n1,Laptop\n"},
+		{"text", "SELECT name FROM products ORDER BY id LIMIT 1", "text/plain", 200, "Laptop"},
+		{"bad sql", "SELEC 1", "", 400, "syntax error"},
+		{"unknown table", "SELECT * FROM nope", "", 400, "nope"},
+		{"write refused", "DELETE FROM orders", "", 400, "read-only"},
+		{"file access refused", "SELECT * FROM read_csv('/etc/passwd')", "", 400, "disabled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, rt.url+"/v1/sql", strings.NewReader(tc.sql))
+			if tc.accept != "" {
+				req.Header.Set("Accept", tc.accept)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var b strings.Builder
+			_, _ = fmt.Fprint(&b, readAll(resp))
+			if resp.StatusCode != tc.code || !strings.Contains(b.String(), tc.want) {
+				t.Fatalf("%s: %d %q, want %d containing %q", tc.sql, resp.StatusCode, b.String(), tc.code, tc.want)
+			}
+			if tc.code == 200 && resp.Header.Get("Spice-Position") == "" {
+				t.Fatal("no Spice-Position header")
+			}
+		})
+	}
+	for _, tc := range []struct {
+		path string
+		code int
+	}{
+		{"/v1/datasets/orders/acceleration/refresh", 201},
+		{"/v1/datasets/nope/acceleration/refresh", 404},
+	} {
+		if code, body := rt.post(t, tc.path); code != tc.code {
+			t.Fatalf("POST %s: %d %s, want %d", tc.path, code, body, tc.code)
+		}
+	}
+	if code, body := rt.get(t, "/health"); code != 200 || strings.TrimSpace(body) != "ok" {
+		t.Fatalf("/health: %d %q", code, body)
+	}
+	if _, body := rt.get(t, "/v1/datasets?status=true"); !strings.Contains(body, `"watermark"`) || !strings.Contains(body, `"rankings"`) {
+		t.Fatalf("/v1/datasets?status=true lacks watermark or the view: %s", body)
+	}
+	// Results cache: a repeated query hits; a change to an input is never hidden.
+	q := "SELECT * FROM rankings"
+	rt.query(t, q, 0)
+	if a := rt.query(t, q, 0); a.cache != "HIT" {
+		t.Fatalf("second identical query: cache %q, want HIT", a.cache)
+	}
+}
+
+func readAll(resp *http.Response) string {
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			return b.String()
+		}
+	}
+}
