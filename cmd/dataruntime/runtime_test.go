@@ -267,3 +267,52 @@ func readAll(resp *http.Response) string {
 		}
 	}
 }
+
+// One failing dataset blocks neither the views nor the queries that do not read
+// it; a dataset with ready_state: on_registration is read from its source until it
+// loads; a position that never comes fails clearly.
+func TestFailuresStayLocal(t *testing.T) {
+	_, params := MustDatabase(t, pg, recipeSchema)
+	rt := MustRuntime(t, fmt.Sprintf(`version: v1
+kind: Spicepod
+name: partial
+datasets:
+  - from: postgres:public.products
+    name: products
+    params: %[1]s
+    acceleration: {enabled: true}
+  - from: postgres:public.missing_table
+    name: broken
+    params: %[1]s
+    acceleration: {enabled: true}
+  - from: postgres:public.orders
+    name: orders
+    ready_state: on_registration
+    params: %[1]s
+    acceleration:
+      enabled: true
+      # Fails at load on purpose (division by zero), so the dataset never loads.
+      refresh_sql: SELECT * FROM orders WHERE count / 0 = 1
+views:
+  - name: product_names
+    sql: SELECT name FROM products ORDER BY id
+`, params))
+	waitFor(t, "the view over the healthy dataset", func() bool {
+		return rt.query(t, "SELECT count(*) AS n FROM product_names", 0).code == http.StatusOK
+	})
+	if code, _ := rt.get(t, "/v1/ready"); code != http.StatusServiceUnavailable {
+		t.Fatalf("/v1/ready=%d with a broken dataset, want 503", code)
+	}
+	waitFor(t, "the broken dataset's error", func() bool {
+		a := rt.query(t, "SELECT * FROM broken", 0)
+		return a.code == http.StatusServiceUnavailable && strings.Contains(a.body, "broken") && strings.Contains(a.body, "missing_table")
+	})
+	// orders never loads, but on_registration reads Postgres meanwhile.
+	if a := rt.query(t, "SELECT sum(count) AS total FROM orders", 0); a.code != http.StatusOK || !strings.Contains(a.body, `"total":35`) {
+		t.Fatalf("on_registration read: %d %s, want total 35 from the source", a.code, a.body)
+	}
+	a := rt.query(t, "SELECT * FROM product_names", 0xFFFFFFFFFF)
+	if a.code != http.StatusGatewayTimeout || !strings.Contains(a.body, "not reached") {
+		t.Fatalf("unreachable position: %d %s, want 504 saying it was not reached", a.code, a.body)
+	}
+}

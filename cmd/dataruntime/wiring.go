@@ -33,6 +33,8 @@ type Config struct {
 	DataDir     string
 	InstanceID  string
 	LogLevel    string
+	// MinPositionTimeout bounds waits for Spice-Min-Position; engine default when 0.
+	MinPositionTimeout time.Duration
 }
 
 // Main is the composition root: the only place that knows every implementation.
@@ -73,6 +75,7 @@ func (m *Main) Run(ctx context.Context) error {
 	e := engine.New(m.Store)
 	e.Logger = m.Logger
 	e.Metrics = engine.NewMetrics(m.reg)
+	e.MinPositionTimeout = m.Config.MinPositionTimeout
 	if rc := pod.Runtime.ResultsCache; rc.Enabled {
 		e.Cache = engine.NewCache(rc.CacheMaxSize, rc.ItemTTL)
 		e.Cache.Metrics = e.Metrics
