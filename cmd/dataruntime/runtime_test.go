@@ -316,3 +316,60 @@ views:
 		t.Fatalf("unreachable position: %d %s, want 504 saying it was not reached", a.code, a.body)
 	}
 }
+
+// Acceleration options beyond the recipe: retention, on_zero_results: use_source,
+// indexes, and append with on_conflict: upsert.
+func TestAccelerationOptions(t *testing.T) {
+	dsn, params := MustDatabase(t, pg, recipeSchema+`
+		INSERT INTO orders (product_id, count, created_at) VALUES (1, 7, now() - interval '3 days');`)
+	rt := MustRuntime(t, fmt.Sprintf(`version: v1
+kind: Spicepod
+name: options
+datasets:
+  - from: postgres:public.orders
+    name: recent_orders
+    time_column: created_at
+    params: %[1]s
+    acceleration:
+      enabled: true
+      retention_check_enabled: true
+      retention_period: 1d
+      retention_check_interval: 1s
+      indexes: {product_id: enabled}
+  - from: postgres:public.orders
+    name: big_orders
+    params: %[1]s
+    acceleration:
+      enabled: true
+      refresh_sql: SELECT * FROM big_orders WHERE count > 1000
+      on_zero_results: use_source
+  - from: postgres:public.orders
+    name: upserted
+    time_column: created_at
+    params: %[1]s
+    acceleration:
+      enabled: true
+      refresh_mode: append
+      primary_key: id
+      on_conflict: {id: upsert}
+`, params))
+	rt.waitReady(t)
+	waitFor(t, "retention to drop the 3-day-old order", func() bool {
+		return strings.Contains(rt.query(t, "SELECT count(*) AS n FROM recent_orders", 0).body, `"n":3`)
+	})
+	if a := rt.query(t, "SELECT count(*) AS n FROM duckdb_indexes() WHERE table_name = 'recent_orders'", 0); !strings.Contains(a.body, `"n":1`) {
+		t.Fatalf("indexes: %s, want one index on recent_orders", a.body)
+	}
+	// Nothing matches refresh_sql, so the accelerated table is empty: the source answers.
+	if a := rt.query(t, "SELECT id FROM big_orders WHERE count = 10", 0); a.body != `[{"id":1}]`+"\n" {
+		t.Fatalf("use_source: %s, want the source's row", a.body)
+	}
+	token := mustWrite(t, dsn, "UPDATE orders SET count = 99, created_at = now() WHERE id = 1")
+	if code, body := rt.post(t, "/v1/datasets/upserted/acceleration/refresh"); code != http.StatusCreated {
+		t.Fatalf("refresh: %d %s", code, body)
+	}
+	a := rt.query(t, "SELECT count(*) AS n, max(count) FILTER (WHERE id = 1) AS c FROM upserted", token)
+	if !strings.Contains(a.body, `"n":4`) || !strings.Contains(a.body, `"c":99`) {
+		t.Fatalf("append upsert: %s, want 4 rows with order 1 updated to 99", a.body)
+	}
+}

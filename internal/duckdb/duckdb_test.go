@@ -316,3 +316,28 @@ func TestTempViewsExposeSourceRows(t *testing.T) {
 		t.Fatalf("tables=%v, want orders and products", tables)
 	}
 }
+
+// A temporary source table shadows an accelerated table of the same name for one
+// query (on_zero_results: use_source), and is gone afterwards.
+func TestTempShadowsTableForOneQuery(t *testing.T) {
+	db := MustOpen(t, "")
+	write(t, db, func(tx *duckdb.Tx) error {
+		_, err := tx.Replace("orders", orders(t, memory.DefaultAllocator, order{1, 1, 3, time.Now()}))
+		return err
+	})
+	res, err := db.Query(context.Background(), engine.StoreQuery{
+		SQL:  "SELECT sum(count) FROM orders",
+		Temp: map[string]array.RecordReader{"orders": orders(t, memory.DefaultAllocator, order{1, 1, 7, time.Now()})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Clone(res.Records[0].Column(0).ValueStr(0))
+	res.Release()
+	if want := "7"; got != want {
+		t.Fatalf("sum with the source shadowing=%s, want %s", got, want)
+	}
+	if got, want := scalar(t, db, "SELECT sum(count) FROM orders"), "3"; got != want {
+		t.Fatalf("sum afterwards=%s, want %s", got, want)
+	}
+}

@@ -166,6 +166,8 @@ func (t *Tx) Append(table string, rd array.RecordReader, opt engine.AppendOption
 	var query string
 	tbl := Ident(table)
 	switch {
+	case len(opt.Key) > 0 && opt.Upsert:
+		query = `DELETE FROM ` + tbl + ` t USING {in} i WHERE ` + keyMatch("t", "i", opt.Key) + `; INSERT INTO ` + tbl + ` SELECT * FROM {in}`
 	case len(opt.Key) > 0:
 		query = `INSERT INTO ` + tbl + ` SELECT * FROM {in} i WHERE NOT EXISTS (SELECT 1 FROM ` + tbl + ` t WHERE ` + keyMatch("t", "i", opt.Key) + `)`
 	case opt.Column != "" && opt.Since != nil:

@@ -141,17 +141,18 @@ func (e *Engine) refreshOnce(ctx context.Context, d *dataset) error {
 		return e.store.Update(ctx, func(tx StoreTx) error {
 			var err error
 			if acc.RefreshMode == "append" {
-				_, err = tx.Append(d.name, s.Reader, AppendOptions{Key: acc.PrimaryKey, Column: d.spec.TimeColumn, Since: req.sinceValue()})
+				_, err = tx.Append(d.name, s.Reader, AppendOptions{Key: acc.PrimaryKey, Upsert: upserts(acc),
+					Column: d.spec.TimeColumn, Since: req.sinceValue()})
 			} else {
 				_, err = tx.Replace(d.name, s.Reader)
 			}
 			if err != nil {
 				return err
 			}
-			if err := tx.SetWatermark(d.name, s.Position); err != nil {
+			if err := createIndexes(tx, d.name, acc); err != nil {
 				return err
 			}
-			return nil
+			return tx.SetWatermark(d.name, s.Position)
 		})
 	})
 	if err != nil {
@@ -207,6 +208,41 @@ func (e *Engine) scanRequest(ctx context.Context, d *dataset) (ScanRequest, erro
 	}
 	return req, nil
 }
+
+// upserts reports whether on_conflict asks rows with a known key to replace the
+// held ones (rather than be dropped).
+func upserts(acc *spicepod.Acceleration) bool {
+	for _, v := range acc.OnConflict {
+		if v == "upsert" {
+			return true
+		}
+	}
+	return false
+}
+
+// createIndexes (re)creates the spicepod's indexes; a full refresh replaces the
+// table and its indexes with it.
+func createIndexes(tx StoreTx, table string, acc *spicepod.Acceleration) error {
+	for cols, kind := range acc.Indexes {
+		unique := ""
+		if kind == "unique" {
+			unique = "UNIQUE "
+		}
+		list := strings.Trim(cols, "()")
+		name := table + "_" + strings.NewReplacer(",", "_", " ", "", "(", "", ")", "").Replace(list) + "_idx"
+		var quoted []string
+		for _, c := range strings.Split(list, ",") {
+			quoted = append(quoted, quoteIdent(strings.TrimSpace(c)))
+		}
+		stmt := "CREATE " + unique + "INDEX IF NOT EXISTS " + quoteIdent(name) + " ON " + quoteIdent(table) + " (" + strings.Join(quoted, ", ") + ")"
+		if err := tx.Exec(stmt); err != nil {
+			return fmt.Errorf("index %s on %s: %w", cols, table, err)
+		}
+	}
+	return nil
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 func (r ScanRequest) sinceValue() any {
 	if r.Since == nil {

@@ -125,6 +125,15 @@ func (e *Engine) Open(ctx context.Context) error {
 			e.refreshLoop(e.ctx, d)
 		}(d)
 	}
+	for _, d := range e.datasets {
+		if acc := d.spec.Acceleration; d.spec.Accelerated() && acc.RetentionCheckEnabled && acc.RetentionCheckInterval > 0 {
+			e.wg.Add(1)
+			go func(d *dataset) {
+				defer e.wg.Done()
+				e.retentionLoop(e.ctx, d)
+			}(d)
+		}
+	}
 	for _, f := range e.feeds {
 		e.wg.Add(1)
 		go func(f Feed) {

@@ -93,11 +93,49 @@ func (e *Engine) Query(ctx context.Context, q Query) (res *Result, err error) {
 		}
 		return nil, &QueryError{Err: err}
 	}
+	if res.Rows == 0 && len(federated) == 0 {
+		if fb := e.zeroResultSources(deps); len(fb) > 0 {
+			res.Release()
+			return e.querySources(ctx, q, fb, pos)
+		}
+	}
 	res.Position, res.Cache = pos, CacheBypass
 	if cacheable {
 		res.Cache = CacheMiss
 		e.Cache.Put(key, res)
 	}
+	return res, nil
+}
+
+// zeroResultSources returns the deps whose spicepod says on_zero_results:
+// use_source.
+func (e *Engine) zeroResultSources(deps []string) []string {
+	var out []string
+	for _, n := range deps {
+		if d, ok := e.datasets[n]; ok && d.src != nil && d.spec.Accelerated() && d.spec.Acceleration.OnZeroResults == "use_source" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// querySources answers q with the named datasets read from their sources. The
+// answer reflects the sources' present, at least pos.
+func (e *Engine) querySources(ctx context.Context, q Query, names []string, pos position.LSN) (*Result, error) {
+	temp, err := e.readSources(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, rd := range temp {
+			rd.Release()
+		}
+	}()
+	res, err := e.store.Query(ctx, StoreQuery{SQL: q.SQL, Args: q.Args, Temp: temp})
+	if err != nil {
+		return nil, &QueryError{Err: err}
+	}
+	res.Position, res.Cache = pos, CacheBypass
 	return res, nil
 }
 

@@ -53,8 +53,10 @@ type StoreTx interface {
 
 // AppendOptions say how Append recognises rows it already holds.
 type AppendOptions struct {
-	// Key columns identify a row; a row whose key is present is skipped.
-	Key []string
+	// Key columns identify a row; a row whose key is present is skipped, or
+	// replaces the present one when Upsert is set (on_conflict: upsert).
+	Key    []string
+	Upsert bool
 	// Without a Key, rows are compared whole, as a multiset, against the local rows
 	// whose Column is >= Since (the overlap window): a row read again is dropped, a
 	// genuinely new duplicate is kept.
