@@ -149,6 +149,11 @@ func (e *Engine) refreshOnce(ctx context.Context, d *dataset) error {
 			if err != nil {
 				return err
 			}
+			// A source that failed mid-stream may look like a short table to the
+			// store: never commit it.
+			if err := s.Reader.Err(); err != nil {
+				return fmt.Errorf("read source: %w", err)
+			}
 			if err := createIndexes(tx, d.name, acc); err != nil {
 				return err
 			}
