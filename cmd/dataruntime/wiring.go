@@ -19,8 +19,11 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/duckdb"
 	"github.com/cqrs-spice/cqrs/internal/engine"
+	"github.com/cqrs-spice/cqrs/internal/flight"
+	"github.com/cqrs-spice/cqrs/internal/flightsql"
 	"github.com/cqrs-spice/cqrs/internal/httpapi"
 	"github.com/cqrs-spice/cqrs/internal/postgres"
+	"github.com/cqrs-spice/cqrs/internal/spiceai"
 	"github.com/cqrs-spice/cqrs/internal/spicepod"
 )
 
@@ -47,6 +50,7 @@ type Main struct {
 	Store   *duckdb.DB
 	Engine  *engine.Engine
 	HTTP    *httpapi.Server
+	Flight  *flight.Server
 	servers []func(context.Context) error // closed first, in reverse order of opening
 	sources []engine.Source
 	metrics *http.Server
@@ -96,7 +100,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("start engine: %w", err)
 	}
 	m.Logger.Info("runtime started", "spicepod", pod.Name, "datasets", len(pod.Datasets), "views", len(pod.Views),
-		"http", m.HTTP.Addr(), "flight", m.Config.FlightAddr, "metrics", m.Config.MetricsAddr)
+		"http", m.HTTP.Addr(), "flight", m.Flight.Addr(), "metrics", m.Config.MetricsAddr)
 	return nil
 }
 
@@ -156,6 +160,30 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 		}
 		m.sources = append(m.sources, src)
 		return src, nil
+	case "flightsql":
+		cfg, err := flightsql.ParseParams(d.Params)
+		if err != nil {
+			return nil, err
+		}
+		src := flightsql.NewSource(cfg, path)
+		src.Logger = m.Logger.With("dataset", d.Name)
+		if err := src.Open(ctx); err != nil {
+			return nil, err
+		}
+		m.sources = append(m.sources, src)
+		return src, nil
+	case "spice.ai":
+		cfg, err := spiceai.ParseParams(d.Params)
+		if err != nil {
+			return nil, err
+		}
+		src := spiceai.NewSource(cfg, path)
+		src.Logger = m.Logger.With("dataset", d.Name)
+		if err := src.Open(ctx); err != nil {
+			return nil, err
+		}
+		m.sources = append(m.sources, src)
+		return src, nil
 	default:
 		return nil, fmt.Errorf("connector %q is not supported; this runtime supports postgres:, flightsql: and spice.ai:", scheme)
 	}
@@ -169,6 +197,15 @@ func (m *Main) openServers() error {
 		return err
 	}
 	m.servers = append(m.servers, m.HTTP.Close)
+	m.Flight = flight.New(m.Config.FlightAddr, m.Engine)
+	m.Flight.Logger = m.Logger
+	m.Flight.Metrics = flight.NewMetrics(m.reg)
+	m.Flight.PrimaryKeys = m.primaryKeys
+	if err := m.Flight.Open(); err != nil {
+		return err
+	}
+	m.servers = append(m.servers, m.Flight.Close)
+	m.HTTP.Endpoints[1].Addr = m.Flight.Addr()
 	if m.Config.MetricsAddr != "" {
 		ln, err := net.Listen("tcp", m.Config.MetricsAddr)
 		if err != nil {
@@ -180,6 +217,16 @@ func (m *Main) openServers() error {
 		go func() { _ = m.metrics.Serve(ln) }()
 		m.HTTP.Endpoints = append(m.HTTP.Endpoints, httpapi.Endpoint{Name: "metrics", Addr: m.Config.MetricsAddr})
 		m.servers = append(m.servers, m.metrics.Shutdown)
+	}
+	return nil
+}
+
+// primaryKeys answers Flight SQL GetPrimaryKeys from the spicepod.
+func (m *Main) primaryKeys(table string) []string {
+	for _, d := range m.Pod.Datasets {
+		if d.Name == table && d.Acceleration != nil {
+			return d.Acceleration.PrimaryKey
+		}
 	}
 	return nil
 }
