@@ -1,0 +1,214 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// runtimeQuery is what the pollers ask a runtime's HTTP API directly: the ranking,
+// whose answer carries the position of the data it reflects.
+const runtimeQuery = "SELECT name, count FROM rankings"
+
+// probeList returns the hops to watch: the api's three ranking paths, and the
+// runtimes' own HTTP APIs when given.
+func (r *Runner) probeList() []Probe {
+	probes := []Probe{
+		{Hop: HopPostgres, URL: r.BaseURL + PathRanking},
+		{Hop: HopAccelerated, URL: r.BaseURL + PathAccelerated},
+		{Hop: HopMaterialized, URL: r.BaseURL + PathMaterialized},
+	}
+	for _, rt := range []struct{ hop, base string }{
+		{HopAcceleratedRuntime, r.AcceleratedHTTP}, {HopMaterializedRuntime, r.MaterializedHTTP},
+	} {
+		if rt.base != "" {
+			probes = append(probes, Probe{Hop: rt.hop, Method: http.MethodPost, URL: strings.TrimRight(rt.base, "/") + "/v1/sql", Body: runtimeQuery})
+		}
+	}
+	return probes
+}
+
+// measure runs one size's phases under the writer and the pollers: warm-up,
+// freshness window, closed-loop rounds, open-loop rounds, grace.
+func (r *Runner) measure(ctx context.Context, res *SizeResult) error {
+	probes := r.probeList()
+	writer := NewWriter(r.writes, r.WriteRate, r.epoch)
+	watch := NewWatch(r.probes, probes, r.epoch)
+	watch.Pollers, watch.Interval = r.Pollers, r.PollInterval
+	writer.Open()
+	watch.Open()
+	defer writer.Close()
+	defer watch.Close()
+
+	scen := Scenarios()
+	if r.Warmup > 0 {
+		r.printf("warm-up: %s per scenario\n", r.Warmup)
+		for _, t := range scen {
+			r.load.Closed(ctx, t, r.Concurrency, 0, r.Warmup, NewRecorder())
+		}
+	}
+	idleFrom := time.Since(r.epoch)
+	if r.FreshnessWindow > 0 {
+		r.printf("freshness: %s of writes at %g/s, no read load\n", r.FreshnessWindow, r.WriteRate)
+		sleepUntil(ctx, time.Now().Add(r.FreshnessWindow))
+	}
+	loadFrom := time.Since(r.epoch)
+	res.Closed = r.closedRounds(ctx, scen)
+	for _, rate := range r.Rates {
+		res.Open = append(res.Open, OpenResult{Rate: rate, Results: r.openRounds(ctx, scen, rate)})
+	}
+	loadTo := time.Since(r.epoch)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	writer.Close()
+	r.grace(ctx, watch, writer.Writes())
+	watch.Close()
+
+	res.Writer = writer.Summary()
+	res.Freshness = r.freshness(probes, writer.Writes(), watch.Observations(), idleFrom, loadFrom, loadTo)
+	res.Notes = append(res.Notes, pollNotes(watch)...)
+	res.Notes = append(res.Notes, cacheNotes(res.Closed)...)
+	for _, src := range r.Memory {
+		res.Memory = append(res.Memory, ReadMemory(ctx, r.probes.HTTP, r.Docker, src))
+	}
+	return ctx.Err()
+}
+
+// closedRounds runs the closed loop: every scenario once per round, in the order
+// of Order, each round's slice of the scenario's requests (or time).
+func (r *Runner) closedRounds(ctx context.Context, scen []Target) []ScenarioResult {
+	recs := make([]*Recorder, len(scen))
+	for i := range recs {
+		recs[i] = NewRecorder()
+	}
+	counts := Split(r.Requests, r.Rounds)
+	times := SplitDuration(r.Duration, r.Rounds)
+	for i, turn := range Order(len(scen), r.Rounds) {
+		if i%len(scen) == 0 {
+			r.printf("closed loop: round %d/%d\n", turn.Round+1, r.Rounds)
+		}
+		n, d := counts[turn.Round], time.Duration(0)
+		if r.Duration > 0 {
+			n, d = 0, times[turn.Round]
+		}
+		if n == 0 && d == 0 {
+			continue
+		}
+		r.load.Closed(ctx, scen[turn.Scenario], r.Concurrency, n, d, recs[turn.Scenario])
+	}
+	return results(scen, recs)
+}
+
+// openRounds runs the open loop at rate, interleaved as the closed loop.
+func (r *Runner) openRounds(ctx context.Context, scen []Target, rate float64) []ScenarioResult {
+	recs := make([]*Recorder, len(scen))
+	for i := range recs {
+		recs[i] = NewRecorder()
+	}
+	times := SplitDuration(r.OpenDuration, r.Rounds)
+	for i, turn := range Order(len(scen), r.Rounds) {
+		if i%len(scen) == 0 {
+			r.printf("open loop at %g req/s: round %d/%d\n", rate, turn.Round+1, r.Rounds)
+		}
+		r.load.Open(ctx, scen[turn.Scenario], rate, times[turn.Round], r.MaxInFlight, recs[turn.Scenario])
+	}
+	return results(scen, recs)
+}
+
+func results(scen []Target, recs []*Recorder) []ScenarioResult {
+	out := make([]ScenarioResult, len(scen))
+	for i, t := range scen {
+		out[i] = ScenarioResult{Target: t, Summary: recs[i].Summary()}
+	}
+	Ratios(out)
+	return out
+}
+
+// grace lets the pollers run until every hop reports the last write, or Grace
+// passes: a write late in the run is then not counted as never seen just because
+// the run ended.
+func (r *Runner) grace(ctx context.Context, watch *Watch, writes []Write) {
+	if len(writes) == 0 {
+		return
+	}
+	last := writes[0].Token
+	for _, w := range writes {
+		last = max(last, w.Token)
+	}
+	deadline := time.Now().Add(r.Grace)
+	for time.Now().Before(deadline) && !watch.Reached(last) {
+		if !sleepUntil(ctx, time.Now().Add(20*time.Millisecond)) {
+			return
+		}
+	}
+}
+
+// freshness matches the writes of each phase against everything observed.
+func (r *Runner) freshness(probes []Probe, writes []Write, obs []Observation, idleFrom, loadFrom, loadTo time.Duration) []Freshness {
+	if len(writes) == 0 {
+		return nil
+	}
+	hops := make([]string, len(probes))
+	for i, p := range probes {
+		hops[i] = p.Hop
+	}
+	var out []Freshness
+	phases := []struct {
+		name     string
+		from, to time.Duration
+	}{{PhaseIdle, idleFrom, loadFrom}, {PhaseLoad, loadFrom, loadTo}}
+	for _, ph := range phases {
+		in := Between(writes, ph.from, ph.to)
+		if len(in) == 0 {
+			continue
+		}
+		for _, h := range Match(hops, in, obs) {
+			out = append(out, Summarize(h, ph.name))
+		}
+	}
+	return out
+}
+
+// pollNotes reports hops whose polls failed or named no position.
+func pollNotes(w *Watch) []string {
+	polls, failed := w.Polls()
+	var notes []string
+	for _, hop := range slices.Sorted(maps.Keys(failed)) {
+		if n := failed[hop]; n > 0 {
+			notes = append(notes, fmt.Sprintf("freshness: %d of %d polls of %s failed or named no Spice-Position", n, polls[hop], hop))
+		}
+	}
+	return notes
+}
+
+// cacheNotes flags a cache-off scenario that was served from the cache: the api
+// did not pass Cache-Control: no-cache on to the runtime.
+func cacheNotes(rs []ScenarioResult) []string {
+	var notes []string
+	for _, r := range rs {
+		if hits := r.Summary.Cache["HIT"]; r.Target.NoCache && hits > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d answers were cache HITs; the api must pass Cache-Control: no-cache on to the runtime", r.Target.Name, hits))
+		}
+	}
+	return notes
+}
+
+// printSize prints a size's main table as it finishes.
+func (r *Runner) printSize(s SizeResult) {
+	r.printf("\n%-36s %8s %10s %9s %9s %9s %9s %8s\n", "scenario", "success", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "vs /rank", "of noop")
+	for _, c := range s.Closed {
+		m := c.Summary
+		r.printf("%-36s %8s %10.1f %9s %9s %9s %9s %8s\n", c.Target.Name, pct(m.SuccessRate()), m.RPS(),
+			fmtMS(m.P50), fmtMS(m.P99), fmtMS(m.P999), ratioText(c.VsRanking), pctOrNA(c.OfCeiling))
+	}
+	for _, f := range s.Freshness {
+		r.printf("freshness %-22s %-10s writes %5d seen %5d p50 %8s ms p99 %8s ms max %8s ms\n",
+			f.Hop, f.Phase, f.Writes, f.Reached, lagText(f, f.P50), lagText(f, f.P99), lagText(f, f.Max))
+	}
+	r.printf("\n")
+}

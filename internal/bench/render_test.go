@@ -1,0 +1,101 @@
+package bench_test
+
+import (
+	"encoding/xml"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cqrs-spice/cqrs/internal/bench"
+)
+
+func fixedReport() *bench.Report {
+	return &bench.Report{
+		Started: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
+		Command: "go run ./cmd/bench -z 10s --scale 100k",
+		Settings: bench.Settings{
+			BaseURL: "http://localhost:9999", Duration: 10 * time.Second, Concurrency: 100, Rounds: 10,
+			Warmup: 2 * time.Second, Rates: []float64{200}, OpenDuration: 10 * time.Second, MaxInFlight: 1000,
+			WriteRate: 100, Pollers: 2, PollInterval: 5 * ms, FreshnessWindow: 15 * time.Second,
+		},
+		Machine: bench.Machine{Cores: 2, CPU: "Test CPU", MemoryBytes: 8 << 30, OS: "linux/amd64", Kernel: "6.1", GoVersion: "go1.26", Docker: "28.2.2"},
+		Sizes:   []bench.SizeResult{fixedSize(), func() bench.SizeResult { s := fixedSize(); s.Orders = 1_000_000; return s }()},
+		Notes:   []string{"a note <with> markup"},
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	md := bench.Markdown(fixedReport())
+	for _, want := range []string{
+		"Run of 2026-03-04 05:06:07 UTC against http://localhost:9999",
+		"go run ./cmd/bench -z 10s --scale 100k",
+		"| 2 | Test CPU | 8GiB | linux/amd64 | 6.1 | go1.26 | 28.2.2 |",
+		"## 100,000 orders",
+		"## 1,000,000 orders",
+		"| Scenario | Success Rate | Total Time (secs) | Slowest (ms) | Fastest (ms) | Average (ms) | Requests/sec | p50 (ms) | p99 (ms) | p99.9 (ms) | ratio vs /ranking | % of ceiling |",
+		"| /ranking-materialized (cache on) | 100.00% | 2.0000 | 16.00 | 0.50 | 2.67 | 12000.0 | 2.00 | 8.00 | 12.00 | 25.18x | 60.0% |",
+		"| /ranking (Postgres) | 95.30% |",
+		"| /ranking (Postgres) | 1000 | 200×953, 500×47 | 4.00 | 14 B |",
+		"### Open loop at 200 req/s",
+		"| /ranking-materialized (cache on) | 100.00% | 200.0 | 0.75 | 1.50 | 3.00 | 4.50 | 6.00 | 200×2000 |",
+		"| accelerated (`/ranking-accelerated`) | under load | 100 | 100 | 20.00 | 80.00 | 90.00 |",
+		"| materialized (`/ranking-materialized`, end to end) | under load | 100 | 99 |",
+		"accelerated 150MiB (docker stats x); materialized n/a (n/a);",
+		"| /ranking-accelerated (cache off) 2xx req/s >= 5x /ranking | 4.2x | **MISS** |",
+		"| write-to-visible p99 < 100 ms, accelerated hop | p99 80.00 ms under load (idle: 9.00 ms) | **PASS** |",
+		"## Scale: requests/sec and p99 by size",
+		"| 1,000,000 orders | 20000.0 (p99 8.00 ms) | 500.0 (p99 8.00 ms) |",
+		"oha -z 10s -c 100 'http://localhost:9999/ranking'",
+		"oha -z 10s -c 100 -H 'Cache-Control: no-cache' 'http://localhost:9999/ranking-materialized'",
+		"oha -z 10s -c 1000 -q 200 --latency-correction 'http://localhost:9999/noop'",
+		"- a note <with> markup",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(md)
+	}
+}
+
+func TestSVG(t *testing.T) {
+	svg := bench.SVG(fixedReport())
+	for _, want := range []string{
+		`<svg xmlns="http://www.w3.org/2000/svg"`,
+		"Requests/sec, closed loop at 100 connections",
+		"p99 latency, closed loop",
+		"Write-to-visible lag under load",
+		"100,000 orders · /ranking-materialized (cache on)",
+		"12000 req/s",
+		"1,000,000 orders · accelerated p99",
+		"80.00 ms",
+	} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("svg lacks %q", want)
+		}
+	}
+	// Well-formed XML, so browsers and GitHub render it.
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	for {
+		_, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("svg is not well-formed: %v", err)
+		}
+	}
+}
+
+func TestMarkdown_CurrentDataNoWrites(t *testing.T) {
+	r := fixedReport()
+	r.Sizes = []bench.SizeResult{{Orders: -1}}
+	md := bench.Markdown(r)
+	for _, want := range []string{"## current data", "Not measured: no writes"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+}

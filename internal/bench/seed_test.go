@@ -1,0 +1,142 @@
+package bench_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cqrs-spice/cqrs/internal/bench"
+	"github.com/cqrs-spice/cqrs/internal/pgtest"
+)
+
+var (
+	pgOnce sync.Once
+	pg     *pgtest.Postgres
+	pgStop func()
+	pgErr  error
+)
+
+// TestMain stops the Postgres that the seeding tests started, if any.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if pgStop != nil {
+		pgStop()
+	}
+	os.Exit(code)
+}
+
+// MustSchema returns the DSN of a fresh database with the recipe's schema
+// (init.sql), in a Postgres shared by the package's tests and started on first use.
+func MustSchema(tb testing.TB) string {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs a Postgres container")
+	}
+	pgOnce.Do(func() { pg, pgStop, pgErr = pgtest.StartMain() })
+	if pgErr != nil {
+		tb.Fatal(pgErr)
+	}
+	dsn := pg.NewDatabase(tb)
+	sql, err := os.ReadFile("../../init.sql")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, string(sql)); err != nil {
+		tb.Fatalf("load init.sql: %v", err)
+	}
+	return dsn
+}
+
+func TestSeeder(t *testing.T) {
+	dsn := MustSchema(t)
+	ctx := context.Background()
+	db, err := bench.OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close(ctx) })
+
+	var progress strings.Builder
+	s := bench.NewSeeder(db)
+	s.Chunk, s.Out = 1000, &progress
+	added, err := s.SeedTo(ctx, 2500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := added, int64(2497); got != want { // init.sql holds 3 orders
+		t.Fatalf("added=%d, want %d", got, want)
+	}
+	if got, want := strings.Count(progress.String(), "seed: "), 3; got != want {
+		t.Fatalf("progress lines=%d, want %d:\n%s", got, want, progress.String())
+	}
+	n, err := s.Count(ctx)
+	if err != nil || n != 2500 {
+		t.Fatalf("count=%d, %v; want 2500", n, err)
+	}
+	bad, err := db.Int(ctx, "SELECT count(*) FROM orders o LEFT JOIN products p ON p.id = o.product_id WHERE o.id > 3 AND (p.id IS NULL OR o.count NOT BETWEEN 1 AND 10)")
+	if err != nil || bad != 0 {
+		t.Fatalf("orders of unknown products or counts out of range: %d, %v", bad, err)
+	}
+	products, err := db.Int(ctx, "SELECT count(DISTINCT product_id) FROM orders")
+	if err != nil || products != 3 {
+		t.Fatalf("products ordered=%d, %v; want all 3", products, err)
+	}
+	if added, err := s.SeedTo(ctx, 1000); err != nil || added != 0 {
+		t.Fatalf("seeding below the count added %d, %v; want 0", added, err)
+	}
+}
+
+// The same through docker exec psql, as for a stack that does not publish 5432.
+func TestDockerPSQL(t *testing.T) {
+	dsn := MustSchema(t)
+	ctx := context.Background()
+	out, err := exec.CommandContext(ctx, "docker", "ps", "-q", "--filter", "label="+pgtest.LabelKey,
+		"--filter", "publish="+strconv.Itoa(pg.Port)).Output()
+	id := strings.TrimSpace(string(out))
+	if err != nil || id == "" || strings.Contains(id, "\n") {
+		t.Fatalf("find the container: %q, %v", id, err)
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := &bench.DockerPSQL{Container: id, User: cfg.User, Database: cfg.Database}
+	s := bench.NewSeeder(db)
+	if added, err := s.SeedTo(ctx, 503); err != nil || added != 500 {
+		t.Fatalf("added=%d, %v; want 500", added, err)
+	}
+	if n, err := s.Count(ctx); err != nil || n != 503 {
+		t.Fatalf("count=%d, %v; want 503", n, err)
+	}
+	if err := db.Exec(ctx, "SELECT * FROM no_such_table"); err == nil || !strings.Contains(err.Error(), "no_such_table") {
+		t.Fatalf("err=%v, want psql's message", err)
+	}
+}
+
+func TestSeeder_NoProducts(t *testing.T) {
+	dsn := MustSchema(t)
+	ctx := context.Background()
+	db, err := bench.OpenPostgres(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close(ctx) })
+	if err := db.Exec(ctx, "TRUNCATE orders, products"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bench.NewSeeder(db).SeedTo(ctx, 10); err == nil || !strings.Contains(err.Error(), "init.sql") {
+		t.Fatalf("err=%v, want advice to load init.sql", err)
+	}
+}

@@ -1,0 +1,100 @@
+package bench
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/cqrs-spice/cqrs/internal/position"
+)
+
+// Defaults of the Writer.
+const (
+	DefaultWriteRate         = 100.0
+	DefaultWriterMaxInFlight = 64
+	// PathOrders is where orders are written: an empty body asks for a random one.
+	PathOrders = "/orders"
+)
+
+// Writer posts random orders at a fixed rate, open loop, and keeps the token and
+// acknowledgement time of each successful write. Open starts it, Close stops it.
+type Writer struct {
+	// Rate is orders per second; nothing is written when zero.
+	Rate float64
+	// MaxInFlight bounds outstanding writes; DefaultWriterMaxInFlight when zero.
+	MaxInFlight int
+
+	client *Client
+	epoch  time.Time
+	rec    *Recorder
+
+	mu     sync.Mutex
+	writes []Write
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewWriter returns a Writer that posts through client at rate per second and
+// stamps writes with their offset from epoch.
+func NewWriter(client *Client, rate float64, epoch time.Time) *Writer {
+	return &Writer{Rate: rate, client: client, epoch: epoch, rec: NewRecorder()}
+}
+
+// Open starts writing in the background.
+func (w *Writer) Open() {
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel, w.done = cancel, make(chan struct{})
+	limit := w.MaxInFlight
+	if limit <= 0 {
+		limit = DefaultWriterMaxInFlight
+	}
+	start := time.Now()
+	go func() {
+		defer close(w.done)
+		if w.Rate > 0 {
+			pace(ctx, w.Rate, 0, limit, func(time.Time) { w.post(ctx) })
+		}
+		w.rec.AddElapsed(time.Since(start))
+	}()
+}
+
+// Close stops writing. Writes in flight are abandoned and not counted.
+func (w *Writer) Close() {
+	if w.cancel == nil {
+		return
+	}
+	w.cancel()
+	<-w.done
+	w.cancel = nil
+}
+
+func (w *Writer) post(ctx context.Context) {
+	s, hdr := w.client.Do(ctx, http.MethodPost, PathOrders, nil, nil)
+	at := time.Since(w.epoch)
+	if ctx.Err() != nil {
+		return
+	}
+	w.rec.Record(s)
+	if s.Status/100 != 2 || hdr == nil {
+		return
+	}
+	token, err := position.Parse(hdr.Get(position.HeaderPosition))
+	if err != nil || token.IsZero() {
+		return
+	}
+	w.mu.Lock()
+	w.writes = append(w.writes, Write{Token: token, At: at})
+	w.mu.Unlock()
+}
+
+// Writes returns the successful writes so far, in order of acknowledgement.
+func (w *Writer) Writes() []Write {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Write(nil), w.writes...)
+}
+
+// Summary returns the statistics of the writes (POST /orders) so far.
+func (w *Writer) Summary() Summary { return w.rec.Summary() }
