@@ -1,0 +1,171 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cqrs-spice/cqrs/internal/api"
+	"github.com/cqrs-spice/cqrs/internal/orders"
+	"github.com/cqrs-spice/cqrs/internal/ranking"
+)
+
+// Defaults of the settings that have no home in a package.
+const (
+	DefaultPostgresURL      = "postgres://postgres:postgres@localhost:5432/postgres?sslmode=disable"
+	DefaultAcceleratedAddr  = "localhost:50051"
+	DefaultMaterializedAddr = "localhost:50052"
+
+	// DefaultPoolSize lets `oha -n20000 -c100` run against /ranking without an
+	// error: 100 concurrent requests share 20 connections, the rest queue on the
+	// pool for up to POSTGRES_ACQUIRE_TIMEOUT. More connections than cores only
+	// make Postgres slower; the recipe's unbounded pool ran into max_connections.
+	DefaultPoolSize = 20
+
+	DefaultShutdownTimeout = 10 * time.Second
+
+	// DefaultConnectTimeout bounds making one Postgres connection, unless
+	// POSTGRES_URL sets connect_timeout.
+	DefaultConnectTimeout = 10 * time.Second
+)
+
+// Config is the api's configuration, read from the environment.
+type Config struct {
+	Addr             string
+	PostgresURL      string
+	PoolSize         int
+	AcquireTimeout   time.Duration
+	QueryTimeout     time.Duration
+	AcceleratedAddr  string
+	MaterializedAddr string
+	RuntimeTimeout   time.Duration
+	RequestTimeout   time.Duration
+	ShutdownTimeout  time.Duration
+	TrustedProxies   []string
+	LogLevel         slog.Level
+	LogFormat        string // "text" or "json"
+}
+
+// envVar is one setting: its variable, default and meaning, for LoadConfig and
+// for --help alike.
+type envVar struct {
+	name, def, help string
+	set             func(c *Config, v string) error
+}
+
+var envVars = []envVar{
+	{"API_ADDR", api.DefaultAddr, "address the api listens on",
+		func(c *Config, v string) error { c.Addr = v; return nil }},
+	{"POSTGRES_URL", DefaultPostgresURL, "Postgres connection string (URL or key=value)",
+		func(c *Config, v string) error { c.PostgresURL = v; return nil }},
+	{"POSTGRES_POOL_SIZE", strconv.Itoa(DefaultPoolSize), "most connections to Postgres; further requests queue",
+		func(c *Config, v string) (err error) { c.PoolSize, err = positiveInt(v); return err }},
+	{"POSTGRES_ACQUIRE_TIMEOUT", orders.DefaultAcquireTimeout.String(), "longest wait for a pooled connection before answering 503",
+		func(c *Config, v string) (err error) { c.AcquireTimeout, err = duration(v); return err }},
+	{"POSTGRES_QUERY_TIMEOUT", orders.DefaultQueryTimeout.String(), "longest a Postgres call may take once connected",
+		func(c *Config, v string) (err error) { c.QueryTimeout, err = duration(v); return err }},
+	{"ACCELERATED_FLIGHT_ADDR", DefaultAcceleratedAddr, "host:port of the accelerated runtime's Flight SQL endpoint",
+		func(c *Config, v string) (err error) { c.AcceleratedAddr, err = flightAddr(v); return err }},
+	{"MATERIALIZED_FLIGHT_ADDR", DefaultMaterializedAddr, "host:port of the materialized runtime's Flight SQL endpoint",
+		func(c *Config, v string) (err error) { c.MaterializedAddr, err = flightAddr(v); return err }},
+	{"RUNTIME_QUERY_TIMEOUT", ranking.DefaultTimeout.String(), "longest a runtime query may take (keep it above the runtime's 10s min-position wait)",
+		func(c *Config, v string) (err error) { c.RuntimeTimeout, err = duration(v); return err }},
+	{"API_REQUEST_TIMEOUT", api.DefaultRequestTimeout.String(), "longest a request may take",
+		func(c *Config, v string) (err error) { c.RequestTimeout, err = duration(v); return err }},
+	{"API_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout.String(), "how long requests in flight may finish on SIGINT/SIGTERM",
+		func(c *Config, v string) (err error) { c.ShutdownTimeout, err = duration(v); return err }},
+	{"API_TRUSTED_PROXIES", strings.Join(api.DefaultTrustedProxies, ","), "CIDRs of proxies whose X-Forwarded-For the request log believes",
+		func(c *Config, v string) error { c.TrustedProxies = splitList(v); return nil }},
+	{"LOG_LEVEL", "info", "debug logs every request; info logs only failures (5xx)",
+		func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
+	{"LOG_FORMAT", "text", "text or json",
+		func(c *Config, v string) error {
+			if v != "text" && v != "json" {
+				return fmt.Errorf("want text or json")
+			}
+			c.LogFormat = v
+			return nil
+		}},
+}
+
+// LoadConfig reads the configuration through getenv (os.Getenv); unset or empty
+// variables take their defaults. Errors name the variable and the expected form.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	var c Config
+	for _, e := range envVars {
+		v := strings.TrimSpace(getenv(e.name))
+		if v == "" {
+			v = e.def
+		}
+		if err := e.set(&c, v); err != nil {
+			return Config{}, fmt.Errorf("%s=%q: %w", e.name, v, err)
+		}
+	}
+	return c, nil
+}
+
+// printUsage writes the help text: commands and every variable with its default.
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `api serves the CQRS recipe: orders into Postgres, the top-5 ranking from
+Postgres and from the accelerated and materialized runtimes.
+
+Usage:
+  api                                   serve until SIGINT or SIGTERM
+  api healthcheck [--url URL]           exit 0 when URL answers 200
+                                        (default http://127.0.0.1:<API_ADDR port>/healthz)
+  api --help                            this text
+
+Endpoints: POST /orders, GET /ranking, /ranking-accelerated, /ranking-materialized,
+/healthz, /readyz, /noop.
+
+Environment:
+`)
+	for _, e := range envVars {
+		fmt.Fprintf(w, "  %-25s %s\n  %-25s default: %s\n", e.name, e.help, "", e.def)
+	}
+}
+
+func positiveInt(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("want a positive integer")
+	}
+	return n, nil
+}
+
+func duration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("want a positive duration like 5s or 500ms")
+	}
+	return d, nil
+}
+
+// flightAddr accepts host:port, optionally written as a plaintext URL
+// (grpc://, grpc+tcp://, http://) as spicepods write Flight endpoints.
+func flightAddr(v string) (string, error) {
+	for _, scheme := range []string{"grpc://", "grpc+tcp://", "http://"} {
+		v = strings.TrimPrefix(v, scheme)
+	}
+	v = strings.TrimSuffix(v, "/")
+	if strings.Contains(v, "://") {
+		return "", fmt.Errorf("want host:port of a plaintext Flight endpoint (TLS is not supported)")
+	}
+	if i := strings.LastIndex(v, ":"); i <= 0 || i == len(v)-1 {
+		return "", fmt.Errorf("want host:port, like accelerated:50051")
+	}
+	return v, nil
+}
+
+func splitList(v string) []string {
+	list := []string{}
+	for part := range strings.SplitSeq(v, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			list = append(list, part)
+		}
+	}
+	return list
+}

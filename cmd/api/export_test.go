@@ -1,0 +1,8 @@
+package main
+
+// Unexported entry points, for the external tests.
+var (
+	Run              = run
+	Healthcheck      = healthcheck
+	DefaultHealthURL = defaultHealthURL
+)

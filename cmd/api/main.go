@@ -1,0 +1,180 @@
+// Command api serves the CQRS recipe over HTTP: it writes orders to Postgres and
+// reads the top-5 ranking from Postgres and from the two runtimes over Flight SQL.
+// It is configured by environment variables; `api --help` lists them.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cqrs-spice/cqrs/internal/api"
+	"github.com/cqrs-spice/cqrs/internal/orders"
+	"github.com/cqrs-spice/cqrs/internal/ranking"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "healthcheck":
+			return healthcheck(args[1:], os.Getenv, stderr)
+		case "-h", "-help", "--help", "help":
+			printUsage(stdout)
+			return 0
+		default:
+			fmt.Fprintf(stderr, "api: unknown argument %q\n\n", args[0])
+			printUsage(stderr)
+			return 2
+		}
+	}
+	cfg, err := LoadConfig(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "api: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	m := NewMain()
+	m.Config = cfg
+	m.Logger = newLogger(cfg, stderr)
+	if err := m.Run(ctx); err != nil {
+		m.Logger.Error("start", "error", err)
+		_ = m.Close()
+		return 1
+	}
+	<-ctx.Done()
+	stop() // a second signal ends the process at once
+	m.Logger.Info("shutting down", "grace", cfg.ShutdownTimeout)
+	if err := m.Close(); err != nil {
+		m.Logger.Error("shut down", "error", err)
+		return 1
+	}
+	return 0
+}
+
+func newLogger(cfg Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// The implementations wired below satisfy the api's interfaces.
+var (
+	_ api.OrderStore    = (*orders.Store)(nil)
+	_ api.RankingReader = (*orders.Store)(nil)
+	_ api.RankingReader = (*ranking.Flight)(nil)
+)
+
+// Main is the api process: the one place that knows every implementation and
+// wires them together.
+type Main struct {
+	Config Config
+	Logger *slog.Logger
+
+	Pool         *pgxpool.Pool
+	Store        *orders.Store
+	Accelerated  *ranking.Flight
+	Materialized *ranking.Flight
+	Server       *api.Server
+}
+
+// NewMain returns a Main with the default configuration.
+func NewMain() *Main {
+	cfg, _ := LoadConfig(func(string) string { return "" })
+	return &Main{Config: cfg}
+}
+
+// Run opens the Postgres pool, the runtime clients and the HTTP server, and
+// returns once the server listens. Nothing connects eagerly: a dependency that is
+// down makes its endpoints answer 503 until it is back. Close undoes Run.
+func (m *Main) Run(ctx context.Context) error {
+	if m.Logger == nil {
+		m.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := m.Config
+	pcfg, err := pgxpool.ParseConfig(cfg.PostgresURL)
+	if err != nil {
+		return fmt.Errorf("POSTGRES_URL: %w", err)
+	}
+	// The pool opens all its connections in the background from the start and
+	// keeps them: a burst then finds them ready instead of waiting for 20 fresh
+	// connections (fork, authentication) at once, which on a busy machine can
+	// take longer than the acquire timeout.
+	pcfg.MaxConns = int32(cfg.PoolSize)
+	pcfg.MinConns = pcfg.MaxConns
+	if pcfg.ConnConfig.ConnectTimeout == 0 {
+		// A connection being made outlives the request that asked for it (the
+		// pool keeps it), so it may take longer than one acquire may wait.
+		pcfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
+	pcfg.AfterConnect = orders.AfterConnect
+	if pcfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		pcfg.ConnConfig.RuntimeParams["application_name"] = "cqrs-api"
+	}
+	if m.Pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
+		return fmt.Errorf("create postgres pool: %w", err)
+	}
+	m.Store = orders.NewStore(m.Pool)
+	m.Store.AcquireTimeout, m.Store.QueryTimeout = cfg.AcquireTimeout, cfg.QueryTimeout
+
+	m.Accelerated = ranking.NewFlight("accelerated runtime", cfg.AcceleratedAddr, ranking.AcceleratedQuery)
+	m.Materialized = ranking.NewFlight("materialized runtime", cfg.MaterializedAddr, ranking.MaterializedQuery)
+	for _, f := range []*ranking.Flight{m.Accelerated, m.Materialized} {
+		f.Timeout = cfg.RuntimeTimeout
+		if err := f.Open(); err != nil {
+			return err
+		}
+	}
+
+	m.Server = api.NewServer(m.Store, m.Store, m.Accelerated, m.Materialized)
+	m.Server.Addr = cfg.Addr
+	m.Server.RequestTimeout = cfg.RequestTimeout
+	m.Server.TrustedProxies = cfg.TrustedProxies
+	m.Server.Logger = m.Logger
+	m.Server.Checks = []api.Check{
+		{Name: "postgres", Ping: m.Store.Ping},
+		{Name: "accelerated", Ping: m.Accelerated.Ping},
+		{Name: "materialized", Ping: m.Materialized.Ping},
+	}
+	if err := m.Server.Open(); err != nil {
+		return err
+	}
+	m.Logger.Info("api listening", "addr", m.Server.ListenAddr().String(),
+		"postgres", m.Store.Addr(), "accelerated", cfg.AcceleratedAddr, "materialized", cfg.MaterializedAddr,
+		"pool_size", cfg.PoolSize)
+	return nil
+}
+
+// Close stops the HTTP server, letting requests in flight finish for up to
+// ShutdownTimeout, then closes the runtime clients and the pool.
+func (m *Main) Close() error {
+	var errs []error
+	if m.Server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+		errs = append(errs, m.Server.Close(ctx))
+		cancel()
+	}
+	for _, f := range []*ranking.Flight{m.Accelerated, m.Materialized} {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
+	}
+	if m.Pool != nil {
+		m.Pool.Close()
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,4 @@
+package api
+
+// StatusOf exposes statusOf to the table test.
+var StatusOf = statusOf

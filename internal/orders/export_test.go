@@ -1,0 +1,4 @@
+package orders
+
+// KindOf exposes kindOf to the table test.
+var KindOf = kindOf

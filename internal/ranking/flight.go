@@ -1,0 +1,254 @@
+package ranking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/cqrs-spice/cqrs/internal/position"
+)
+
+const (
+	// DefaultTimeout bounds one ranking query to a runtime. It is longer than the
+	// runtime's own wait for a minimum position (10 s), so that the runtime's
+	// explanation arrives before our deadline cuts it off.
+	DefaultTimeout = 12 * time.Second
+
+	// DefaultPingTimeout bounds one readiness probe.
+	DefaultPingTimeout = 2 * time.Second
+
+	// maxReconnectDelay caps gRPC's wait between attempts to reach a runtime that
+	// is down. gRPC's own cap is 120 s, which would keep answering 503 for up to two
+	// minutes after a restarted runtime is back.
+	maxReconnectDelay = 2 * time.Second
+)
+
+// gRPC metadata keys of a runtime's answers and requests, beyond the position keys.
+const (
+	metadataCacheStatus  = "results-cache-status"
+	metadataCacheControl = "cache-control"
+)
+
+// Flight reads a ranking from one runtime over Arrow Flight SQL: GetFlightInfo for
+// the query, then DoGet on each endpoint, all on one long-lived client.
+type Flight struct {
+	// Timeout bounds each Ranking call; DefaultTimeout when zero.
+	Timeout time.Duration
+	// PingTimeout bounds each Ping; DefaultPingTimeout when zero.
+	PingTimeout time.Duration
+	// Alloc allocates the record batches read; memory.DefaultAllocator when nil.
+	Alloc memory.Allocator
+
+	name, addr, query string
+	client            *flightsql.Client
+}
+
+// NewFlight returns a reader that sends query to the runtime at addr (host:port,
+// plaintext gRPC). name says what the runtime is in error messages ("accelerated
+// runtime"). Call Open before use.
+func NewFlight(name, addr, query string) *Flight {
+	return &Flight{name: name, addr: addr, query: query}
+}
+
+// Name returns the runtime's name, as given to NewFlight.
+func (f *Flight) Name() string { return f.name }
+
+// Addr returns the runtime's address, as given to NewFlight.
+func (f *Flight) Addr() string { return f.addr }
+
+// Open creates the gRPC client. It does not connect: the first call does, and a
+// runtime that is down only fails the calls made while it is down.
+func (f *Flight) Open() error {
+	if f.addr == "" {
+		return fmt.Errorf("open %s client: no address", f.name)
+	}
+	if f.Alloc == nil {
+		f.Alloc = memory.DefaultAllocator
+	}
+	c, err := flightsql.NewClient(f.addr, nil, nil,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: maxReconnectDelay},
+			MinConnectTimeout: DefaultPingTimeout,
+		}))
+	if err != nil {
+		return fmt.Errorf("open %s client for %s: %w", f.name, f.addr, err)
+	}
+	c.Alloc = f.Alloc
+	f.client = c
+	return nil
+}
+
+// Close closes the client; calls in flight fail.
+func (f *Flight) Close() error {
+	if f.client == nil {
+		return nil
+	}
+	if err := f.client.Close(); err != nil {
+		return fmt.Errorf("close %s client: %w", f.name, err)
+	}
+	return nil
+}
+
+// Ranking runs the reader's query. Errors are *SourceError, except the caller's
+// own cancellation, which is returned as the context's error.
+func (f *Flight) Ranking(ctx context.Context, req Request) (Result, error) {
+	return f.run(ctx, f.timeout(f.Timeout, DefaultTimeout), req)
+}
+
+// Ping runs the query once, bounded by PingTimeout: it succeeds when the runtime
+// is reachable and the datasets the query reads are loaded.
+func (f *Flight) Ping(ctx context.Context) error {
+	_, err := f.run(ctx, f.timeout(f.PingTimeout, DefaultPingTimeout), Request{})
+	return err
+}
+
+func (f *Flight) timeout(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func (f *Flight) run(ctx context.Context, timeout time.Duration, req Request) (Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ctx = outgoing(ctx, req)
+
+	var infoMD metadata.MD
+	info, err := f.client.Execute(ctx, f.query, grpc.Header(&infoMD))
+	if err != nil {
+		return Result{}, f.wrap(ctx, timeout, "query", err)
+	}
+	res := Result{Rows: make([]Row, 0, Limit)}
+	for i, ep := range info.GetEndpoint() {
+		pos, cache, err := f.fetch(ctx, ep, &res.Rows)
+		if err != nil {
+			return Result{}, f.wrap(ctx, timeout, "fetch", err)
+		}
+		// An answer spread over endpoints reflects the least of their positions.
+		if i == 0 || pos < res.Position {
+			res.Position = pos
+		}
+		if res.CacheStatus == "" {
+			res.CacheStatus = cache
+		}
+	}
+	// The position is decided when the query runs; a server may say so on
+	// GetFlightInfo, on DoGet, or both.
+	if res.Position.IsZero() {
+		res.Position = positionOf(infoMD)
+	}
+	if res.CacheStatus == "" {
+		res.CacheStatus = first(infoMD, metadataCacheStatus)
+	}
+	return res, nil
+}
+
+// fetch reads one endpoint to its end, appending its rows, and returns the
+// position and cache status of its header. grpc.Header is filled in only once the
+// stream has finished, which reading to the end guarantees.
+func (f *Flight) fetch(ctx context.Context, ep *flight.FlightEndpoint, rows *[]Row) (position.LSN, string, error) {
+	var md metadata.MD
+	rdr, err := f.client.DoGet(ctx, ep.GetTicket(), grpc.Header(&md))
+	if err != nil {
+		return 0, "", err
+	}
+	defer rdr.Release()
+	for rdr.Next() {
+		if *rows, err = appendRows(*rows, rdr.RecordBatch()); err != nil {
+			return 0, "", err
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return 0, "", err
+	}
+	return positionOf(md), first(md, metadataCacheStatus), nil
+}
+
+// outgoing attaches the request's minimum position and cache control as gRPC
+// metadata.
+func outgoing(ctx context.Context, req Request) context.Context {
+	var kv []string
+	if !req.MinPosition.IsZero() {
+		kv = append(kv, position.MetadataMinPosition, req.MinPosition.String())
+	}
+	if req.NoCache {
+		kv = append(kv, metadataCacheControl, "no-cache")
+	}
+	if len(kv) == 0 {
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, kv...)
+}
+
+func positionOf(md metadata.MD) position.LSN {
+	lsn, err := position.Parse(first(md, position.MetadataPosition))
+	if err != nil {
+		return 0 // the runtime did not say; zero means unknown
+	}
+	return lsn
+}
+
+func first(md metadata.MD, key string) string {
+	if v := md.Get(key); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// wrap translates an error of a call to the runtime into a *SourceError. It is the
+// one place where gRPC status codes gain meaning for the api.
+func (f *Flight) wrap(ctx context.Context, timeout time.Duration, op string, err error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return fmt.Errorf("%s %s: %w", op, f.name, context.Canceled)
+	}
+	e := &SourceError{Source: f.name, Addr: f.addr, Err: err}
+	if deadlinePassed(ctx) {
+		e.Kind = ErrTimeout
+		e.Detail = fmt.Sprintf("no answer within %s; check the runtime's load and logs", timeout)
+		return e
+	}
+	var bad *badAnswerError
+	if errors.As(err, &bad) {
+		e.Kind, e.Detail = ErrBadAnswer, bad.msg
+		return e
+	}
+	st, _ := status.FromError(err)
+	e.Detail = st.Message()
+	switch st.Code() {
+	case codes.Unavailable, codes.ResourceExhausted, codes.Aborted, codes.FailedPrecondition, codes.Canceled:
+		e.Kind = ErrUnavailable
+		if st.Code() == codes.Unavailable && !strings.Contains(e.Detail, "not ready") {
+			e.Detail += "; check that it is running and listening on that address"
+		}
+	case codes.DeadlineExceeded:
+		e.Kind = ErrTimeout
+	default:
+		e.Kind = ErrBadAnswer
+		e.Detail = fmt.Sprintf("%s (%s)", e.Detail, st.Code())
+	}
+	return e
+}
+
+// deadlinePassed reports whether ctx's deadline has come, or as good as: gRPC's
+// own timer may fail the call a moment before the context's fires.
+func deadlinePassed(ctx context.Context) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && time.Until(dl) < 20*time.Millisecond
+}
