@@ -1,0 +1,172 @@
+# The recipe's two commands: `make` builds the binaries and images and starts the
+# stack; `make test` runs the tests. Everything builds offline: images come from our
+# own binaries (FROM scratch) and Postgres from Debian packages when no registry can
+# be reached (docker/postgres/build.sh).
+#
+#   make            build, images, start the stack, wait until healthy (= make up)
+#   make test       the test suite (needs Docker for Postgres)
+#   make logs       the stack's recent logs (FOLLOW=1 to follow)
+#   make down       stop the stack, keep Postgres's data
+#   make clean      remove containers, volumes, our images and bin/
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := up
+
+GO ?= go
+# Every compose command of this project, also when run from tests, uses one name.
+export COMPOSE_PROJECT_NAME ?= cqrs
+# `docker compose` (v2) where it works, else docker-compose (v1, 1.27 or later).
+ifndef COMPOSE
+COMPOSE := $(shell if docker compose version >/dev/null 2>&1; then echo docker compose; else echo docker-compose; fi)
+endif
+
+export POSTGRES_IMAGE ?= cqrs-postgres:15
+export RUNTIME_IMAGE ?= cqrs-runtime:latest
+export API_IMAGE ?= cqrs-api:latest
+POSTGRES_BASE_IMAGE ?= cqrs-debian:bookworm
+# The legacy builder: it builds FROM scratch without asking a registry anything.
+export DOCKER_BUILDKIT ?= 0
+
+# The runtime links DuckDB through cgo; a fully static binary runs FROM scratch.
+# netgo and osusergo keep Go's resolver and user lookup off glibc's dlopen paths.
+RUNTIME_TAGS ?= duckdb_arrow netgo osusergo
+RUNTIME_LDFLAGS ?= -s -w -linkmode external -extldflags "-static"
+TEST_TAGS ?= duckdb_arrow
+# Seconds `make up` waits for every service to be healthy.
+WAIT_TIMEOUT ?= 300
+SERVICES := postgres accelerated materialized api
+
+.PHONY: up build images postgres-image runtime-image api-image image-context \
+	wait endpoints down clean logs test
+
+up: build images
+	@echo "==> $(COMPOSE) up -d"
+	@$(COMPOSE) up -d --remove-orphans || { $(COMPOSE) logs --tail=100; exit 1; }
+	@$(MAKE) --no-print-directory wait endpoints
+
+## Binaries ------------------------------------------------------------------
+
+build:
+	@mkdir -p bin
+	@if [ -d cmd/dataruntime ]; then \
+		echo "==> bin/dataruntime (static, cgo + DuckDB; the link takes a minute)"; \
+		CGO_ENABLED=1 $(GO) build -tags '$(RUNTIME_TAGS)' -trimpath \
+			-ldflags '$(RUNTIME_LDFLAGS)' -o bin/dataruntime ./cmd/dataruntime \
+			2>bin/.dataruntime.log || { cat bin/.dataruntime.log; exit 1; }; \
+		grep -v -e 'statically linked applications requires' -e 'in function' -e '^# ' \
+			bin/.dataruntime.log || true; \
+		rm -f bin/.dataruntime.log; \
+	else echo "note: cmd/dataruntime does not exist yet: bin/dataruntime not built"; fi
+	@for cmd in api bench; do \
+		if [ -d cmd/$$cmd ]; then \
+			echo "==> bin/$$cmd (static, pure Go)"; \
+			CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o bin/$$cmd ./cmd/$$cmd; \
+		else echo "note: cmd/$$cmd does not exist yet: bin/$$cmd not built"; fi; \
+	done
+
+## Images --------------------------------------------------------------------
+
+images: postgres-image runtime-image api-image
+
+postgres-image:
+	@IMAGE='$(POSTGRES_IMAGE)' BASE_IMAGE='$(POSTGRES_BASE_IMAGE)' docker/postgres/build.sh
+
+# Each image's build context is a small directory under bin/image/: its binary
+# (hard-linked), the host's CA bundle and an empty directory for /tmp and /data.
+image-context:
+	@test -r /etc/ssl/certs/ca-certificates.crt || \
+		{ echo "error: /etc/ssl/certs/ca-certificates.crt missing: apt-get install ca-certificates"; exit 1; }
+	@for img in runtime api; do \
+		mkdir -p bin/image/$$img/empty; \
+		cp -p /etc/ssl/certs/ca-certificates.crt bin/image/$$img/; \
+	done
+
+runtime-image: image-context
+	@test -x bin/dataruntime || { echo "error: bin/dataruntime missing: run make build (needs cmd/dataruntime)"; exit 1; }
+	@! ldd bin/dataruntime >/dev/null 2>&1 || { echo "error: bin/dataruntime is dynamically linked and cannot run FROM scratch: run make build"; exit 1; }
+	@ln -f bin/dataruntime bin/image/runtime/dataruntime
+	@echo "==> image $(RUNTIME_IMAGE)"
+	@docker build -q -f docker/runtime.Dockerfile -t $(RUNTIME_IMAGE) bin/image/runtime \
+		>/dev/null 2>bin/.image.log || { cat bin/.image.log; exit 1; }
+
+api-image: image-context
+	@test -x bin/api || { echo "error: bin/api missing: run make build (needs cmd/api)"; exit 1; }
+	@! ldd bin/api >/dev/null 2>&1 || { echo "error: bin/api is dynamically linked and cannot run FROM scratch: run make build"; exit 1; }
+	@ln -f bin/api bin/image/api/api
+	@echo "==> image $(API_IMAGE)"
+	@docker build -q -f docker/api.Dockerfile -t $(API_IMAGE) bin/image/api \
+		>/dev/null 2>bin/.image.log || { cat bin/.image.log; exit 1; }
+
+## Stack ---------------------------------------------------------------------
+
+# wait polls each service's health until all are healthy, printing progress, and
+# dumps the logs when WAIT_TIMEOUT runs out, a container stops or is unhealthy, or
+# one has crashed and restarted three times.
+wait:
+	@echo "==> waiting up to $(WAIT_TIMEOUT)s for: $(SERVICES)"; \
+	deadline=$$(( $$(date +%s) + $(WAIT_TIMEOUT) )); \
+	while :; do \
+		line=""; ok=1; failed=""; \
+		for s in $(SERVICES); do \
+			id=$$(docker ps -aq --filter label=com.docker.compose.project=$(COMPOSE_PROJECT_NAME) \
+				--filter label=com.docker.compose.service=$$s | head -n 1); \
+			st=missing; restarts=0; \
+			if [ -n "$$id" ]; then \
+				read -r st restarts < <(docker inspect -f '{{if eq .State.Status "running"}}{{if .State.Health}}{{.State.Health.Status}}{{else}}running{{end}}{{else}}{{.State.Status}}{{end}} {{.RestartCount}}' $$id 2>/dev/null || echo missing 0); \
+			fi; \
+			line="$$line $$s=$$st"; [ "$$restarts" = 0 ] || line="$$line(restarts:$$restarts)"; \
+			case $$st in healthy|running) ;; exited|dead|unhealthy) ok=0; failed="$$failed $$s";; *) ok=0;; esac; \
+			if [ "$$restarts" -ge 3 ]; then failed="$$failed $$s"; fi; \
+		done; \
+		echo "   $$(date +%T)$$line"; \
+		if [ $$ok = 1 ]; then break; fi; \
+		if [ -n "$$failed" ] || [ $$(date +%s) -ge $$deadline ]; then \
+			echo "error: not healthy:$${failed:- timed out after $(WAIT_TIMEOUT)s}; logs follow"; \
+			$(COMPOSE) ps || true; \
+			$(COMPOSE) logs --tail=100 || true; \
+			exit 1; \
+		fi; \
+		sleep 3; \
+	done
+
+endpoints:
+	@echo; \
+	echo "The stack is up:"; \
+	echo "  curl localhost:$${API_PORT:-9999}/ranking                 # top 5 from Postgres"; \
+	echo "  curl localhost:$${API_PORT:-9999}/ranking-accelerated     # from the accelerated runtime"; \
+	echo "  curl localhost:$${API_PORT:-9999}/ranking-materialized    # from the materialized runtime"; \
+	echo "  curl -X POST localhost:$${API_PORT:-9999}/orders          # a random order"; \
+	echo "Runtimes (Spice HTTP API / Flight SQL / metrics):"; \
+	echo "  accelerated   http://127.0.0.1:$${ACCELERATED_HTTP_PORT:-8090}  grpc://127.0.0.1:$${ACCELERATED_FLIGHT_PORT:-50051}  http://127.0.0.1:$${ACCELERATED_METRICS_PORT:-9090}/metrics"; \
+	echo "  materialized  http://127.0.0.1:$${MATERIALIZED_HTTP_PORT:-8091}  grpc://127.0.0.1:$${MATERIALIZED_FLIGHT_PORT:-50052}  http://127.0.0.1:$${MATERIALIZED_METRICS_PORT:-9091}/metrics"; \
+	echo "Postgres: postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres"; \
+	echo "make logs | make down | make clean"
+
+down:
+	@$(COMPOSE) down --remove-orphans
+
+logs:
+	@$(COMPOSE) logs --tail=200 $(if $(FOLLOW),--follow)
+
+# clean leaves nothing of ours behind: the stack with its volume, Postgres
+# containers that a killed test binary left (label org.cqrs-spice.pgtest), the
+# images built here, with their untagged predecessors (label org.cqrs-spice.image;
+# a pulled postgres:15-bookworm stays, only our tag goes) and bin/.
+clean:
+	@$(COMPOSE) down --volumes --remove-orphans
+	@ids=$$(docker ps -aq --filter label=org.cqrs-spice.pgtest); \
+		if [ -n "$$ids" ]; then docker rm -f -v $$ids >/dev/null; fi
+	@for img in $(API_IMAGE) $(RUNTIME_IMAGE) $(POSTGRES_IMAGE) $(POSTGRES_BASE_IMAGE); do \
+		if docker image inspect $$img >/dev/null 2>&1; then echo "removing image $$img"; docker rmi $$img >/dev/null; fi; \
+	done
+	@docker image prune -f --filter label=org.cqrs-spice.image >/dev/null
+	@rm -rf bin
+
+## Tests ---------------------------------------------------------------------
+
+# Integration tests start Postgres with testcontainers-go from $(POSTGRES_IMAGE);
+# Ryuk, its reaper, is an image that cannot be pulled offline: pgtest cleans up.
+test: export TESTCONTAINERS_RYUK_DISABLED = true
+test: postgres-image
+	$(GO) test -tags '$(TEST_TAGS)' -count=1 ./...

@@ -1,0 +1,44 @@
+// Package pgtest gives integration tests a real Postgres: a throwaway container
+// started with testcontainers-go from the project's Postgres image, configured for
+// logical replication.
+//
+// A test that needs its own server calls Start, which terminates the container when
+// the test ends:
+//
+//	pg := pgtest.Start(t)
+//	pool, err := pgxpool.New(ctx, pg.DSN)
+//
+// A package whose tests can share one server starts it once in TestMain and gives
+// each test its own database, which is much cheaper than a container per test:
+//
+//	var pg *pgtest.Postgres
+//
+//	func TestMain(m *testing.M) {
+//		var stop func()
+//		var err error
+//		if pg, stop, err = pgtest.StartMain(); err != nil {
+//			fmt.Fprintln(os.Stderr, err)
+//			os.Exit(1)
+//		}
+//		code := m.Run()
+//		stop()
+//		os.Exit(code)
+//	}
+//
+//	func TestX(t *testing.T) {
+//		dsn := pg.NewDatabase(t) // dropped when the test ends
+//	}
+//
+// The image is POSTGRES_IMAGE, default DefaultImage (cqrs-postgres:15, built by
+// `make postgres-image`, also from Debian packages when no registry is reachable).
+// The server runs with wal_level=logical, 20 replication slots and WAL senders, and
+// fsync off (test data is disposable). Its host port stays the same across Stop and
+// Start, so a test can take Postgres away and bring it back under a client that
+// keeps its DSN.
+//
+// Ryuk, testcontainers' reaper, is an image that cannot be pulled offline, so
+// pgtest sets TESTCONTAINERS_RYUK_DISABLED=true unless the environment says
+// otherwise, and terminates every container itself (t.Cleanup, or the stop function
+// of StartMain). A test binary killed before its cleanup leaves its container
+// behind; such containers carry the label LabelKey and `make clean` removes them.
+package pgtest
