@@ -38,7 +38,7 @@ WAIT_TIMEOUT ?= 300
 SERVICES := postgres accelerated materialized api
 
 .PHONY: up build images postgres-image runtime-image api-image image-context \
-	wait endpoints down clean logs test
+	wait endpoints down clean logs test bench bench-quick
 
 up: build images
 	@echo "==> $(COMPOSE) up -d"
@@ -167,6 +167,32 @@ clean:
 
 # Integration tests start Postgres with testcontainers-go from $(POSTGRES_IMAGE);
 # Ryuk, its reaper, is an image that cannot be pulled offline: pgtest cleans up.
+# Unit and integration tests (Postgres under testcontainers), then the end-to-end
+# test: the compose stack from scratch on free ports, orders in, all three rankings
+# equal to Postgres, a quick benchmark run against it, everything torn down.
 test: export TESTCONTAINERS_RYUK_DISABLED = true
-test: postgres-image
+test: build images
 	$(GO) test -tags '$(TEST_TAGS)' -count=1 ./...
+	COMPOSE='$(COMPOSE)' $(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/e2e/
+
+## Benchmark -----------------------------------------------------------------
+
+# Where bench finds the stack: the loopback ports docker-compose.yml publishes.
+BENCH_ENDPOINTS = --url http://127.0.0.1:$${API_PORT:-9999} \
+	--postgres-url "postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?sslmode=disable" \
+	--accelerated-http http://127.0.0.1:$${ACCELERATED_HTTP_PORT:-8090} \
+	--materialized-http http://127.0.0.1:$${MATERIALIZED_HTTP_PORT:-8091} \
+	--accelerated-metrics http://127.0.0.1:$${ACCELERATED_METRICS_PORT:-9090}/metrics \
+	--materialized-metrics http://127.0.0.1:$${MATERIALIZED_METRICS_PORT:-9091}/metrics
+# 100 connections, 10 s per scenario in 10 interleaved rounds, open loop at 200 and
+# 1000 req/s, 100 writes/s, at 10k, 100k and 1M orders.
+BENCH_ARGS ?= -c 100 -z 10s --rate 200,1000 --duration 5s --write-rate 100 --scale 10k,100k,1M
+
+# make bench brings the stack up when the api does not answer, then measures.
+bench:
+	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
+	$(GO) run ./cmd/bench $(BENCH_ENDPOINTS) $(BENCH_ARGS)
+
+# About a minute, on the data as it is: a smoke run.
+bench-quick:
+	@$(MAKE) --no-print-directory bench BENCH_ARGS=--quick

@@ -69,7 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.FlightAddr, "flight", "127.0.0.1:50051", "address of Arrow Flight and Flight SQL")
 	fs.StringVar(&cfg.MetricsAddr, "metrics", "", "address of Prometheus /metrics (off unless given; 9090 by convention)")
 	fs.StringVar(&cfg.DataDir, "data-dir", ".spice/data", "directory of the DuckDB file for datasets with acceleration mode: file")
-	fs.StringVar(&cfg.InstanceID, "instance-id", envOr("SPICE_INSTANCE_ID", ""), "names this instance's replication slot (stable across restarts); default: the host name")
+	fs.StringVar(&cfg.InstanceID, "instance-id", envOr("SPICE_INSTANCE_ID", ""), "names this instance's replication slot; keep it stable across restarts (replicas of one spicepod need distinct ids)")
 	fs.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&cfg.MinPositionTimeout, "min-position-timeout", engine.DefaultMinPositionTimeout, "how long a query waits for the position a reader asks for with Spice-Min-Position")
 	fs.Usage = func() {

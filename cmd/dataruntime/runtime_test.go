@@ -373,3 +373,30 @@ datasets:
 		t.Fatalf("append upsert: %s, want 4 rows with order 1 updated to 99", a.body)
 	}
 }
+
+// The recipe's first spicepod with refresh_mode: changes: every write is visible
+// through its token, the view equals Postgres, and a clean shutdown of a memory-mode
+// runtime leaves no replication slot behind.
+func TestRecipeWithChangeDataCapture(t *testing.T) {
+	dsn, params := MustDatabase(t, pg, recipeSchema)
+	pod := strings.ReplaceAll(recipePod(params, "1s"), "refresh_check_interval: 1s", "refresh_mode: changes")
+	rt := MustRuntime(t, pod)
+	rt.waitReady(t)
+	for i := 0; i < 20; i++ {
+		token := mustWrite(t, dsn, "INSERT INTO orders (product_id, count) VALUES ($1, $2)", i%4+1, i+1)
+		a := rt.query(t, "SELECT * FROM rankings", token)
+		if want := pgRows(t, dsn, rankingSQL); !equal(a.rows(t), want) {
+			t.Fatalf("after write %d: %v, want %v", i, a.rows(t), want)
+		}
+	}
+	_, body := rt.get(t, "/v1/datasets?status=true")
+	if !strings.Contains(body, `"refresh_mode": "changes"`) || !strings.Contains(body, `"lag_seconds"`) {
+		t.Fatalf("status lacks the change feed's freshness: %s", body)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if slots := pgString(t, dsn, "SELECT count(*) FROM pg_replication_slots WHERE database = current_database()"); slots != "0" {
+		t.Fatalf("%s replication slots left after a clean shutdown, want 0", slots)
+	}
+}

@@ -5,10 +5,13 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/cqrs-spice/cqrs/internal/cdc"
 	"github.com/cqrs-spice/cqrs/internal/duckdb"
 	"github.com/cqrs-spice/cqrs/internal/engine"
 	"github.com/cqrs-spice/cqrs/internal/flight"
@@ -88,6 +92,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.addDatasets(ctx); err != nil {
 		return err
 	}
+	if err := m.addFeeds(); err != nil {
+		return err
+	}
 	for _, v := range pod.Views {
 		if err := e.AddView(v); err != nil {
 			return err
@@ -151,7 +158,7 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 			return nil, err
 		}
 		if d.Accelerated() && d.Acceleration.RefreshMode == "changes" {
-			return nil, errors.New("refresh_mode: changes is not available in this build; use full or append")
+			return nil, nil // served by a change feed (addFeeds)
 		}
 		src := postgres.NewSource(cfg, path)
 		src.Logger = m.Logger.With("dataset", d.Name)
@@ -189,6 +196,22 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 	}
 }
 
+// addFeeds starts one logical replication feed per source database of the
+// refresh_mode: changes datasets.
+func (m *Main) addFeeds() error {
+	cfgs, err := cdc.Configs(m.Pod.Name, m.Config.InstanceID, m.Pod.Datasets)
+	if err != nil {
+		return err
+	}
+	metrics := cdc.NewMetrics(m.reg)
+	for _, c := range cfgs {
+		f := cdc.New(m.Engine, m.Store, c)
+		f.Logger, f.Metrics = m.Logger.With("slot", c.Slot), metrics
+		m.Engine.AddFeed(f)
+	}
+	return nil
+}
+
 func (m *Main) openServers() error {
 	m.HTTP = httpapi.New(m.Config.HTTPAddr, m.Engine)
 	m.HTTP.Logger = m.Logger
@@ -213,6 +236,9 @@ func (m *Main) openServers() error {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+		// Profiles on the operator's port only, never on the public API ports.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		m.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = m.metrics.Serve(ln) }()
 		m.HTTP.Endpoints = append(m.HTTP.Endpoints, httpapi.Endpoint{Name: "metrics", Addr: m.Config.MetricsAddr})
@@ -252,7 +278,39 @@ func (m *Main) Close() error {
 	return errors.Join(errs...)
 }
 
-func dropSlots(ctx context.Context, args []string, stderr interface{ Write([]byte) (int, error) }) int {
-	fmt.Fprintln(stderr, "drop-slots: no change feed in this build")
-	return 1
+// dropSlots drops the replication slots and publications the spicepod's
+// refresh_mode: changes datasets own (a retired mode: file runtime keeps its slot,
+// which holds WAL on the server).
+func dropSlots(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("drop-slots", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("spicepod", "spicepod.yaml", "the spicepod whose slots to drop")
+	instance := fs.String("instance-id", envOr("SPICE_INSTANCE_ID", ""), "the instance id the runtime ran with")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	pod, err := spicepod.Load(*path, spicepod.EnvLookup)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	cfgs, err := cdc.Configs(pod.Name, *instance, pod.Datasets)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if len(cfgs) == 0 {
+		fmt.Fprintln(stderr, "drop-slots: no dataset of this spicepod uses refresh_mode: changes; nothing to drop")
+		return 0
+	}
+	code := 0
+	for _, c := range cfgs {
+		if err := cdc.Drop(ctx, c.Postgres, c.Slot, c.Publication); err != nil {
+			fmt.Fprintf(stderr, "drop-slots: %v\n", err)
+			code = 1
+			continue
+		}
+		fmt.Fprintf(stderr, "dropped slot %s and publication %s\n", c.Slot, c.Publication)
+	}
+	return code
 }

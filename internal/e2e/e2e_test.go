@@ -242,4 +242,23 @@ func TestStackConvergesToPostgres(t *testing.T) {
 			return got == want
 		})
 	}
+
+	// The benchmark tool's smoke setting against the real stack, so it cannot rot.
+	out := t.TempDir()
+	bench := exec.Command("go", "run", "./cmd/bench", "--quick", "--url", s.api, "--postgres-url", s.pgURL, "--out", out)
+	bench.Dir = s.dir
+	report, err := bench.CombinedOutput()
+	t.Logf("bench --quick:\n%s", report)
+	if err != nil {
+		t.Fatalf("bench --quick: %v", err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "latest.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/ranking-materialized", "/noop", "Requests/sec"} {
+		if !strings.Contains(string(md), want) {
+			t.Fatalf("bench report lacks %q", want)
+		}
+	}
 }
