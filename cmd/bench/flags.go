@@ -61,18 +61,17 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.DurationVar(&c.OpenDuration, "duration", bench.DefaultOpenDuration, "open loop: time per scenario and rate")
 	fs.IntVar(&c.MaxInFlight, "max-inflight", bench.DefaultMaxInFlight, "open loop: most requests outstanding")
 	fs.Float64Var(&c.WriteRate, "write-rate", bench.DefaultWriteRate, "POST /orders per second during the run (0: no writes, no freshness)")
-	fs.IntVar(&c.Pollers, "pollers", bench.DefaultPollers, "freshness: pollers per hop")
-	fs.DurationVar(&c.PollInterval, "poll-interval", bench.DefaultPollInterval, "freshness: pause of each poller between polls")
-	fs.DurationVar(&c.FreshnessWindow, "freshness-window", bench.DefaultFreshnessWindow, "freshness: writes without read load before the rounds (0: none)")
-	fs.DurationVar(&c.Grace, "grace", bench.DefaultGrace, "freshness: how long to wait after the last write for every hop")
+	fs.IntVar(&c.FreshnessConcurrency, "freshness-concurrency", bench.DefaultFreshnessConcurrency, "freshness: most reads in flight per hop (each write is read once per hop with Spice-Min-Position)")
+	fs.DurationVar(&c.FreshnessWindow, "freshness-window", bench.DefaultFreshnessWindow, "freshness: writes and their reads only, before the rounds (0: none)")
+	fs.DurationVar(&c.Grace, "grace", bench.DefaultGrace, "freshness: longest wait after the last write for the reads still in flight")
 	fs.Var(scale, "scale", "comma-separated order counts to seed and measure at, ascending, e.g. 10k,100k,1M (default: current data, no seeding)")
 	fs.IntVar(&c.SeedChunk, "seed-chunk", bench.DefaultSeedChunk, "orders per seeding statement")
 	fs.DurationVar(&c.SyncTimeout, "sync-timeout", bench.DefaultSyncTimeout, "longest wait for both runtimes to reflect the data before measuring")
 	fs.DurationVar(&c.Timeout, "timeout", bench.DefaultTimeout, "timeout of each request")
 	fs.StringVar(&o.PostgresURL, "postgres-url", DefaultPostgresURL, "Postgres to seed and count orders in")
 	fs.StringVar(&o.PostgresContainer, "postgres-container", "", "Postgres container to seed through with docker exec psql, instead of --postgres-url (for a stack that does not publish 5432)")
-	fs.StringVar(&c.AcceleratedHTTP, "accelerated-http", "", "runtime 1's HTTP API (e.g. http://localhost:8090), polled as an extra hop (default: skip)")
-	fs.StringVar(&c.MaterializedHTTP, "materialized-http", "", "runtime 2's HTTP API, polled as an extra hop (default: skip)")
+	fs.StringVar(&c.AcceleratedHTTP, "accelerated-http", "", "runtime 1's HTTP API (e.g. http://localhost:8090), read as an extra hop (default: skip)")
+	fs.StringVar(&c.MaterializedHTTP, "materialized-http", "", "runtime 2's HTTP API, read as an extra hop (default: skip)")
 	accMetrics := fs.String("accelerated-metrics", "", "runtime 1's Prometheus URL (http://host:9090/metrics) for its memory")
 	matMetrics := fs.String("materialized-metrics", "", "runtime 2's Prometheus URL for its memory")
 	accContainer := fs.String("accelerated-container", "", "runtime 1's container for docker stats (default: compose service accelerated)")
@@ -127,8 +126,8 @@ func applyQuick(fs *flag.FlagSet, c *bench.Config) {
 
 func validate(c *bench.Config) error {
 	switch {
-	case c.Requests < 0, c.Concurrency <= 0, c.Rounds <= 0:
-		return errors.New("-n must be >= 0, -c and --rounds > 0")
+	case c.Requests < 0, c.Concurrency <= 0, c.Rounds <= 0, c.FreshnessConcurrency <= 0:
+		return errors.New("-n must be >= 0, -c, --rounds and --freshness-concurrency > 0")
 	case c.WriteRate < 0:
 		return errors.New("--write-rate must be >= 0")
 	case !slices.IsSorted(c.Scale):

@@ -64,6 +64,9 @@ func TestParseFlags_Defaults(t *testing.T) {
 	if c.Warmup >= 0 || c.WriteRate != 0 {
 		t.Fatalf("warmup=%v write rate=%v, want none and 0", c.Warmup, c.WriteRate)
 	}
+	if got, want := c.FreshnessConcurrency, bench.DefaultFreshnessConcurrency; got != want {
+		t.Fatalf("freshness concurrency=%d, want %d", got, want)
+	}
 	if o.PostgresURL != DefaultPostgresURL || o.OutDir != DefaultOutDir {
 		t.Fatalf("options=%+v", o)
 	}
@@ -75,6 +78,8 @@ func TestParseFlags_Errors(t *testing.T) {
 		{"--scale", "lots"},
 		{"--rate", "-3"},
 		{"-c", "0"},
+		{"--freshness-concurrency", "0"},
+		{"--pollers", "2"}, // gone: freshness no longer polls
 		{"stray"},
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
@@ -86,8 +91,9 @@ func TestParseFlags_Errors(t *testing.T) {
 	}
 }
 
-// fakeAPI answers every path with 200 and a position one past the last write:
-// the smallest api the command can measure.
+// fakeAPI answers every path with 200 and the position of the last write: the
+// smallest api the command can measure. It honours Spice-Min-Position trivially,
+// as Postgres does: a token it handed out is never ahead of it.
 func fakeAPI(tb testing.TB) string {
 	var lsn atomic.Uint64
 	lsn.Store(0x100)
@@ -108,7 +114,7 @@ func TestRun(t *testing.T) {
 	dir := t.TempDir()
 	var out strings.Builder
 	args := []string{"--url", fakeAPI(t), "--quick", "-n", "20", "-c", "2", "--rounds", "2", "--warmup", "10ms",
-		"--freshness-window", "100ms", "--write-rate", "50", "--grace", "500ms",
+		"--freshness-window", "100ms", "--write-rate", "50", "--grace", "500ms", "--freshness-concurrency", "4",
 		"--postgres-url", "", "--docker", "", "--out", dir}
 	if code := run(context.Background(), args, &out, &out); code != 0 {
 		t.Fatalf("exit=%d:\n%s", code, out.String())
@@ -126,6 +132,15 @@ func TestRun(t *testing.T) {
 	js, _ := filepath.Glob(filepath.Join(dir, "*Z.json"))
 	if len(md) != 1 || len(js) != 1 {
 		t.Fatalf("timestamped results: %v %v", md, js)
+	}
+	latest, _ := os.ReadFile(filepath.Join(dir, "latest.md"))
+	for _, want := range []string{"at most 4 such reads in flight per hop", "| Postgres (`/ranking`, baseline) | idle |"} {
+		if !strings.Contains(string(latest), want) {
+			t.Errorf("latest.md lacks %q", want)
+		}
+	}
+	if strings.Contains(string(latest), "VIOLATED") {
+		t.Errorf("latest.md reports a violation of an api that cannot violate:\n%s", latest)
 	}
 	for _, want := range []string{"goals at current data:", "oha -n 20 -c 2 ", "results: "} {
 		if !strings.Contains(out.String(), want) {

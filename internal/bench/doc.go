@@ -8,18 +8,26 @@
 // A run, per data size:
 //
 //	seed (optional) -> wait until both runtimes reflect it -> warm-up ->
-//	freshness window (writes and pollers only) -> closed-loop rounds ->
-//	open-loop rounds -> grace (pollers catch the last writes) -> memory
+//	freshness window (writes and their reads only) -> closed-loop rounds ->
+//	open-loop rounds -> grace (the last writes' reads get their answers) -> memory
 //
 // The writer posts orders at a fixed rate for the whole run and keeps each write's
 // token (the Spice-Position of POST /orders) and the time it was acknowledged.
-// Dedicated pollers (DefaultPollers per hop, DefaultPollInterval apart) read every
-// hop, apart from the throughput load, and keep each position when it first
-// appears. They are dedicated rather than riding on the load's answers because the
-// rounds load one path at a time: piggy-backing would watch a hop closely during
-// its own slice and not at all during the others'. Match turns writes and
-// observations into write-to-visible lags; it is a pure function, tested on its
-// own. Lags are reported for a window without read load and for the rounds.
+// Freshness uses the system's own read-your-writes mechanism rather than polling:
+// for each write, the Watch reads every hop once with Spice-Min-Position set to
+// the token (at most FreshnessConcurrency reads in flight per hop), and the server
+// answers only once it reflects that position, or 504 after its bound (about
+// 10 s). The hop's lag is the answer's arrival minus the write's; it includes one
+// read's latency, and nothing is subtracted. This costs one read per write and
+// hop, where pollers cost hundreds a second whether anything changed or not, and
+// it has no polling interval to blur the lag. Each answer's own Spice-Position
+// must be at or past the token: one below is a read-your-writes violation, a
+// correctness bug that the report puts first. A failed read (504, transport
+// error, cut by the end of the grace period) counts as not seen, with its reason.
+// Reads keep the results cache on: with a minimum position a runtime never serves
+// data older than the token, cached or not. Match turns writes and answers into
+// lags; it is a pure function, tested on its own. Lags are reported for a window
+// without throughput load and for the rounds.
 //
 // Ratios compare 2xx answers per second, so a path that fails fast never looks
 // fast; the Requests/sec column counts every answer, as oha's does.

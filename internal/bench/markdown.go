@@ -39,7 +39,7 @@ func Markdown(r *Report) string {
 		writeScale(&b, r.Sizes)
 	}
 	p("## Reproduce one scenario at a time with oha\n\n")
-	p("oha runs one endpoint at a time, without the interleaving, the write load or the freshness watch:\n\n```sh\n")
+	p("oha runs one endpoint at a time, without the interleaving, the write load or the freshness reads:\n\n```sh\n")
 	for _, c := range OhaCommands(r.Settings) {
 		p("%s\n", c)
 	}
@@ -75,10 +75,10 @@ func writeSettings(b *strings.Builder, s Settings) {
 			rateList(s.Rates), s.OpenDuration)
 	}
 	fmt.Fprintf(b, "- Writes: POST /orders at %g/s for the whole run.\n", s.WriteRate)
-	fmt.Fprintf(b, "- Freshness: %d pollers per hop, %s apart; a %s window with writes only, then the throughput rounds.\n",
-		s.Pollers, s.PollInterval, s.FreshnessWindow)
+	fmt.Fprintf(b, "- Freshness: each write is read once on every hop with `Spice-Min-Position: <its token>`, at most %d such reads in flight per hop; a %s window with writes and those reads only, then the throughput rounds.\n",
+		s.FreshnessConcurrency, s.FreshnessWindow)
 	fmt.Fprintf(b, "- Success rate counts 2xx answers only (oha counts any answer); Requests/sec counts every answer, as oha does, but the ratios compare 2xx answers per second, so a path that fails fast never looks fast. Latencies are from HDR histograms (3 significant digits), of answered requests.\n")
-	fmt.Fprintf(b, "- Write-to-visible lag: from the write's answer (its Spice-Position token) to the first answer of a hop at or past that position; it includes the read's latency and up to one poll interval. A write not seen by the end of the grace period counts as not seen.\n\n")
+	fmt.Fprintf(b, "- Write-to-visible lag: from the write's answer (its Spice-Position token) to the answer of the hop's read of it, which the server sends only once it reflects the token (it waits about 10 s at most, then answers 504). Nothing is subtracted: the lag includes one read's latency. The reads keep the results cache on, as any reader: with a minimum position no answer is older than the token, cached or not. Each answer's Spice-Position is checked to be at or past the token; one below is a read-your-writes violation, reported as such. A write whose read failed (504, error, or still waiting at the end of the grace period) counts as not seen, with the reason.\n\n")
 }
 
 func writeSize(b *strings.Builder, set Settings, s SizeResult) {
@@ -137,21 +137,67 @@ func writeFreshness(b *strings.Builder, s SizeResult) {
 	if len(s.Freshness) == 0 {
 		fmt.Fprintf(b, "Not measured: no writes (--write-rate 0) or no successful write.\n\n")
 	} else {
-		fmt.Fprintf(b, "| Hop | Phase | Writes | Seen | p50 (ms) | p99 (ms) | Max (ms) |\n|---|---|---:|---:|---:|---:|---:|\n")
+		writeViolations(b, s.Freshness)
+		fmt.Fprintf(b, "| Hop | Phase | Writes | Seen | Not seen | Violations | p50 (ms) | p99 (ms) | Max (ms) |\n|---|---|---:|---:|---|---:|---:|---:|---:|\n")
 		for _, f := range s.Freshness {
-			title := hopTitles[f.Hop]
-			if title == "" {
-				title = f.Hop
-			}
-			fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s | %s |\n", title, f.Phase, f.Writes, f.Reached, lagText(f, f.P50), lagText(f, f.P99), lagText(f, f.Max))
+			fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %d | %s | %s | %s |\n", hopTitle(f.Hop), f.Phase, f.Writes, f.Reached,
+				notSeenText(f), f.Violations, lagText(f, f.P50), lagText(f, f.P99), lagText(f, f.Max))
 		}
 		b.WriteString("\n")
+		writeReasons(b, s.Freshness)
 	}
 	w := s.Writer
 	if w.Requests > 0 {
 		fmt.Fprintf(b, "Writes: %d POST /orders, %s 2xx (%s), %.1f/s, p50 %s ms, p99 %s ms.\n\n",
 			w.Requests, pct(w.SuccessRate()), statusList(w), w.RPS(), fmtMS(w.P50), fmtMS(w.P99))
 	}
+}
+
+// writeViolations puts read-your-writes violations above the freshness table: an
+// answer below its Spice-Min-Position is a bug of the hop, whatever the timings.
+func writeViolations(b *strings.Builder, fs []Freshness) {
+	for _, f := range fs {
+		if f.Violations > 0 {
+			fmt.Fprintf(b, "> **READ-YOUR-WRITES VIOLATED** on %s (%s): %d answers at a position below their Spice-Min-Position (first: %s).\n\n",
+				hopTitle(f.Hop), f.Phase, f.Violations, f.Violation)
+		}
+	}
+}
+
+// writeReasons lists the first message of each reason a write was not seen.
+func writeReasons(b *strings.Builder, fs []Freshness) {
+	wrote := false
+	for _, f := range fs {
+		for _, r := range f.NotSeen {
+			if r.Example == "" {
+				continue
+			}
+			if !wrote {
+				b.WriteString("Not seen, first message per reason:\n\n")
+				wrote = true
+			}
+			fmt.Fprintf(b, "- %s, %s, %s: %q\n", f.Hop, f.Phase, r.Why, r.Example)
+		}
+	}
+	if wrote {
+		b.WriteString("\n")
+	}
+}
+
+func hopTitle(hop string) string {
+	if t := hopTitles[hop]; t != "" {
+		return t
+	}
+	return hop
+}
+
+// notSeenText is the Not seen cell: "0", or "3 (status 504×2, timeout×1)".
+func notSeenText(f Freshness) string {
+	n := f.Unreached - f.Violations
+	if n <= 0 || len(f.NotSeen) == 0 {
+		return fmt.Sprint(max(n, 0))
+	}
+	return fmt.Sprintf("%d (%s)", n, reasonList(f.NotSeen))
 }
 
 func writeMemory(b *strings.Builder, ms []Memory) {

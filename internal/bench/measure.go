@@ -3,15 +3,13 @@ package bench
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 )
 
-// runtimeQuery is what the pollers ask a runtime's HTTP API directly: the ranking,
-// whose answer carries the position of the data it reflects.
+// runtimeQuery is what the freshness reads ask a runtime's HTTP API directly: the
+// ranking, whose answer carries the position of the data it reflects.
 const runtimeQuery = "SELECT name, count FROM rankings"
 
 // probeList returns the hops to watch: the api's three ranking paths, and the
@@ -32,17 +30,18 @@ func (r *Runner) probeList() []Probe {
 	return probes
 }
 
-// measure runs one size's phases under the writer and the pollers: warm-up,
-// freshness window, closed-loop rounds, open-loop rounds, grace.
+// measure runs one size's phases under the writer: warm-up, freshness window,
+// closed-loop rounds, open-loop rounds, grace. From the freshness window on, each
+// write is read once per hop (Watch).
 func (r *Runner) measure(ctx context.Context, res *SizeResult) error {
 	probes := r.probeList()
 	writer := NewWriter(r.writes, r.WriteRate, r.epoch)
 	watch := NewWatch(r.probes, probes, r.epoch)
-	watch.Pollers, watch.Interval = r.Pollers, r.PollInterval
+	watch.Concurrency = r.FreshnessConcurrency
+	writer.OnWrite = watch.Read
 	writer.Open()
-	watch.Open()
 	defer writer.Close()
-	defer watch.Close()
+	defer watch.Close(ctx) // at once when ctx ended; a no-op after the grace below
 
 	scen := Scenarios()
 	if r.Warmup > 0 {
@@ -51,9 +50,11 @@ func (r *Runner) measure(ctx context.Context, res *SizeResult) error {
 			r.load.Closed(ctx, t, r.Concurrency, 0, r.Warmup, NewRecorder())
 		}
 	}
+	// Open before taking idleFrom: every write of the phases is then read.
+	watch.Open()
 	idleFrom := time.Since(r.epoch)
 	if r.FreshnessWindow > 0 {
-		r.printf("freshness: %s of writes at %g/s, no read load\n", r.FreshnessWindow, r.WriteRate)
+		r.printf("freshness: %s of writes at %g/s, each read once per hop, no other read load\n", r.FreshnessWindow, r.WriteRate)
 		sleepUntil(ctx, time.Now().Add(r.FreshnessWindow))
 	}
 	loadFrom := time.Since(r.epoch)
@@ -66,12 +67,14 @@ func (r *Runner) measure(ctx context.Context, res *SizeResult) error {
 		return err
 	}
 	writer.Close()
-	r.grace(ctx, watch, writer.Writes())
-	watch.Close()
+	// Grace: the last writes' reads get their answers, seen or not.
+	gctx, cancel := context.WithTimeout(ctx, r.Grace)
+	watch.Close(gctx)
+	cancel()
 
 	res.Writer = writer.Summary()
-	res.Freshness = r.freshness(probes, writer.Writes(), watch.Observations(), idleFrom, loadFrom, loadTo)
-	res.Notes = append(res.Notes, pollNotes(watch)...)
+	res.Freshness = r.freshness(probes, writer.Writes(), watch.Answers(), idleFrom, loadFrom, loadTo)
+	res.Notes = append(res.Notes, freshnessNotes(res.Freshness, watch.Concurrency)...)
 	res.Notes = append(res.Notes, cacheNotes(res.Closed)...)
 	for _, src := range r.Memory {
 		res.Memory = append(res.Memory, ReadMemory(ctx, r.probes.HTTP, r.Docker, src))
@@ -129,27 +132,8 @@ func results(scen []Target, recs []*Recorder) []ScenarioResult {
 	return out
 }
 
-// grace lets the pollers run until every hop reports the last write, or Grace
-// passes: a write late in the run is then not counted as never seen just because
-// the run ended.
-func (r *Runner) grace(ctx context.Context, watch *Watch, writes []Write) {
-	if len(writes) == 0 {
-		return
-	}
-	last := writes[0].Token
-	for _, w := range writes {
-		last = max(last, w.Token)
-	}
-	deadline := time.Now().Add(r.Grace)
-	for time.Now().Before(deadline) && !watch.Reached(last) {
-		if !sleepUntil(ctx, time.Now().Add(20*time.Millisecond)) {
-			return
-		}
-	}
-}
-
-// freshness matches the writes of each phase against everything observed.
-func (r *Runner) freshness(probes []Probe, writes []Write, obs []Observation, idleFrom, loadFrom, loadTo time.Duration) []Freshness {
+// freshness matches the writes of each phase with their reads' answers.
+func (r *Runner) freshness(probes []Probe, writes []Write, answers []Answer, idleFrom, loadFrom, loadTo time.Duration) []Freshness {
 	if len(writes) == 0 {
 		return nil
 	}
@@ -167,20 +151,27 @@ func (r *Runner) freshness(probes []Probe, writes []Write, obs []Observation, id
 		if len(in) == 0 {
 			continue
 		}
-		for _, h := range Match(hops, in, obs) {
+		for _, h := range Match(hops, in, answers) {
 			out = append(out, Summarize(h, ph.name))
 		}
 	}
 	return out
 }
 
-// pollNotes reports hops whose polls failed or named no position.
-func pollNotes(w *Watch) []string {
-	polls, failed := w.Polls()
+// freshnessNotes reports read-your-writes violations, loudly, and reads whose lag
+// includes a wait for a free slot.
+func freshnessNotes(fs []Freshness, conc int) []string {
 	var notes []string
-	for _, hop := range slices.Sorted(maps.Keys(failed)) {
-		if n := failed[hop]; n > 0 {
-			notes = append(notes, fmt.Sprintf("freshness: %d of %d polls of %s failed or named no Spice-Position", n, polls[hop], hop))
+	for _, f := range fs {
+		if f.Violations > 0 {
+			notes = append(notes, fmt.Sprintf("**READ-YOUR-WRITES VIOLATED**: %s (%s) answered %d of %d reads at a position below their Spice-Min-Position (first: %s). This is a correctness bug of that hop, not of the benchmark.",
+				f.Hop, f.Phase, f.Violations, f.Writes, f.Violation))
+		}
+	}
+	for _, f := range fs {
+		if f.Queued > 0 {
+			notes = append(notes, fmt.Sprintf("freshness: %d of %d reads of %s (%s) waited for one of the %d slots per hop (--freshness-concurrency); their lags include that wait",
+				f.Queued, f.Reached, f.Hop, f.Phase, conc))
 		}
 	}
 	return notes
@@ -207,8 +198,11 @@ func (r *Runner) printSize(s SizeResult) {
 			fmtMS(m.P50), fmtMS(m.P99), fmtMS(m.P999), ratioText(c.VsRanking), pctOrNA(c.OfCeiling))
 	}
 	for _, f := range s.Freshness {
-		r.printf("freshness %-22s %-10s writes %5d seen %5d p50 %8s ms p99 %8s ms max %8s ms\n",
-			f.Hop, f.Phase, f.Writes, f.Reached, lagText(f, f.P50), lagText(f, f.P99), lagText(f, f.Max))
+		r.printf("freshness %-22s %-10s writes %5d seen %5d p50 %8s ms p99 %8s ms max %8s ms%s\n",
+			f.Hop, f.Phase, f.Writes, f.Reached, lagText(f, f.P50), lagText(f, f.P99), lagText(f, f.Max), unseenText(f))
+		if f.Violations > 0 {
+			r.printf("READ-YOUR-WRITES VIOLATED on %s: %d answers below their Spice-Min-Position (first: %s)\n", f.Hop, f.Violations, f.Violation)
+		}
 	}
 	r.printf("\n")
 }

@@ -17,7 +17,7 @@ func fixedReport() *bench.Report {
 		Settings: bench.Settings{
 			BaseURL: "http://localhost:9999", Duration: 10 * time.Second, Concurrency: 100, Rounds: 10,
 			Warmup: 2 * time.Second, Rates: []float64{200}, OpenDuration: 10 * time.Second, MaxInFlight: 1000,
-			WriteRate: 100, Pollers: 2, PollInterval: 5 * ms, FreshnessWindow: 15 * time.Second,
+			WriteRate: 100, FreshnessConcurrency: 128, FreshnessWindow: 15 * time.Second,
 		},
 		Machine: bench.Machine{Cores: 2, CPU: "Test CPU", MemoryBytes: 8 << 30, OS: "linux/amd64", Kernel: "6.1", GoVersion: "go1.26", Docker: "28.2.2"},
 		Sizes:   []bench.SizeResult{fixedSize(), func() bench.SizeResult { s := fixedSize(); s.Orders = 1_000_000; return s }()},
@@ -39,8 +39,11 @@ func TestMarkdown(t *testing.T) {
 		"| /ranking (Postgres) | 1000 | 200×953, 500×47 | 4.00 | 14 B |",
 		"### Open loop at 200 req/s",
 		"| /ranking-materialized (cache on) | 100.00% | 200.0 | 0.75 | 1.50 | 3.00 | 4.50 | 6.00 | 200×2000 |",
-		"| accelerated (`/ranking-accelerated`) | under load | 100 | 100 | 20.00 | 80.00 | 90.00 |",
-		"| materialized (`/ranking-materialized`, end to end) | under load | 100 | 99 |",
+		"at most 128 such reads in flight per hop; a 15s window",
+		"| Hop | Phase | Writes | Seen | Not seen | Violations | p50 (ms) | p99 (ms) | Max (ms) |",
+		"| accelerated (`/ranking-accelerated`) | under load | 100 | 100 | 0 | 0 | 20.00 | 80.00 | 90.00 |",
+		"| materialized (`/ranking-materialized`, end to end) | under load | 100 | 99 | 1 (status 504×1) | 0 | 60.00 | 200.00 | 300.00 |",
+		`- materialized, under load, status 504: "position 0/1100 not reached in 10s"`,
 		"accelerated 150MiB (docker stats x); materialized n/a (n/a);",
 		"| /ranking-accelerated (cache off) 2xx req/s >= 5x /ranking | 4.2x | **MISS** |",
 		"| write-to-visible p99 < 100 ms, accelerated hop | p99 80.00 ms under load (idle: 9.00 ms) | **PASS** |",
@@ -86,6 +89,22 @@ func TestSVG(t *testing.T) {
 		if err != nil {
 			t.Fatalf("svg is not well-formed: %v", err)
 		}
+	}
+}
+
+// A read-your-writes violation is put above the freshness table, not buried in it.
+func TestMarkdown_Violation(t *testing.T) {
+	r := fixedReport()
+	f := &r.Sizes[0].Freshness[2]
+	f.Reached, f.Unreached, f.Violations, f.Violation = 97, 3, 2, "asked for 0/1100, answered 200 at 0/10FF"
+	md := bench.Markdown(r)
+	banner := "> **READ-YOUR-WRITES VIOLATED** on materialized (`/ranking-materialized`, end to end) (under load): 2 answers at a position below their Spice-Min-Position (first: asked for 0/1100, answered 200 at 0/10FF)."
+	i, j := strings.Index(md, banner), strings.Index(md, "| Hop | Phase |")
+	if i < 0 || i > j {
+		t.Fatalf("banner at %d, table at %d; want the banner first:\n%s", i, j, md)
+	}
+	if row := "| materialized (`/ranking-materialized`, end to end) | under load | 100 | 97 | 1 (status 504×1) | 2 |"; !strings.Contains(md, row) {
+		t.Errorf("markdown lacks %q", row)
 	}
 }
 

@@ -26,7 +26,7 @@ const (
 
 // Phases of a run in which freshness is measured.
 const (
-	PhaseIdle = "idle"       // writes and pollers only
+	PhaseIdle = "idle"       // writes and their freshness reads only
 	PhaseLoad = "under load" // during the throughput rounds
 )
 
@@ -54,20 +54,20 @@ type Report struct {
 
 // Settings are the knobs of a run that its numbers depend on.
 type Settings struct {
-	BaseURL         string        `json:"base_url"`
-	Quick           bool          `json:"quick"`
-	Requests        int           `json:"requests"`    // per scenario, closed loop; 0 when by Duration
-	Duration        time.Duration `json:"duration_ns"` // per scenario, closed loop, when Requests is 0
-	Concurrency     int           `json:"concurrency"`
-	Rounds          int           `json:"rounds"`
-	Warmup          time.Duration `json:"warmup_ns"` // per scenario
-	Rates           []float64     `json:"rates,omitempty"`
-	OpenDuration    time.Duration `json:"open_duration_ns"` // per scenario and rate
-	MaxInFlight     int           `json:"max_in_flight"`    // open loop
-	WriteRate       float64       `json:"write_rate"`
-	Pollers         int           `json:"pollers"`
-	PollInterval    time.Duration `json:"poll_interval_ns"`
-	FreshnessWindow time.Duration `json:"freshness_window_ns"`
+	BaseURL      string        `json:"base_url"`
+	Quick        bool          `json:"quick"`
+	Requests     int           `json:"requests"`    // per scenario, closed loop; 0 when by Duration
+	Duration     time.Duration `json:"duration_ns"` // per scenario, closed loop, when Requests is 0
+	Concurrency  int           `json:"concurrency"`
+	Rounds       int           `json:"rounds"`
+	Warmup       time.Duration `json:"warmup_ns"` // per scenario
+	Rates        []float64     `json:"rates,omitempty"`
+	OpenDuration time.Duration `json:"open_duration_ns"` // per scenario and rate
+	MaxInFlight  int           `json:"max_in_flight"`    // open loop
+	WriteRate    float64       `json:"write_rate"`
+	// FreshnessConcurrency bounds each hop's freshness reads in flight.
+	FreshnessConcurrency int           `json:"freshness_concurrency"`
+	FreshnessWindow      time.Duration `json:"freshness_window_ns"`
 }
 
 // SizeResult is the measurement at one data size.
@@ -227,8 +227,11 @@ func lagGoal(s SizeResult, hop, name string, limit time.Duration) Goal {
 	if idle := findFreshness(s.Freshness, hop, PhaseIdle); idle != nil && idle.Reached > 0 {
 		g.Got += fmt.Sprintf(" (idle: %s ms)", fmtMS(idle.P99))
 	}
-	if f.Unreached > 0 {
-		g.Got += fmt.Sprintf(", %d of %d writes never seen", f.Unreached, f.Writes)
+	if f.Violations > 0 {
+		g.Got += fmt.Sprintf(", READ-YOUR-WRITES VIOLATED by %d answers", f.Violations)
+	}
+	if n := f.Unreached - f.Violations; n > 0 {
+		g.Got += fmt.Sprintf(", %d of %d writes not seen (%s)", n, f.Writes, reasonList(f.NotSeen))
 	}
 	g.Status = status(f.Reached > 0 && f.Unreached == 0 && f.P99 < limit)
 	return g
@@ -278,6 +281,27 @@ func lagText(f Freshness, d time.Duration) string {
 		return "-"
 	}
 	return fmtMS(d)
+}
+
+// reasonList formats why writes were not seen: "status 504×3, timeout×1".
+func reasonList(rs []Reason) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%s×%d", r.Why, r.Count)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// unseenText is the progress line's tail for a hop that missed writes.
+func unseenText(f Freshness) string {
+	if f.Unreached == 0 {
+		return ""
+	}
+	s := fmt.Sprintf(" not seen %d", f.Unreached)
+	if len(f.NotSeen) > 0 {
+		s += " (" + reasonList(f.NotSeen) + ")"
+	}
+	return s
 }
 
 // ms is d in milliseconds.

@@ -43,7 +43,8 @@ func fixedSize() bench.SizeResult {
 		Freshness: []bench.Freshness{
 			{Hop: bench.HopAccelerated, Phase: bench.PhaseIdle, Writes: 10, Reached: 10, P50: 5 * ms, P99: 9 * ms, Max: 9 * ms},
 			{Hop: bench.HopAccelerated, Phase: bench.PhaseLoad, Writes: 100, Reached: 100, P50: 20 * ms, P99: 80 * ms, Max: 90 * ms},
-			{Hop: bench.HopMaterialized, Phase: bench.PhaseLoad, Writes: 100, Reached: 99, Unreached: 1, P50: 60 * ms, P99: 200 * ms, Max: 300 * ms},
+			{Hop: bench.HopMaterialized, Phase: bench.PhaseLoad, Writes: 100, Reached: 99, Unreached: 1, P50: 60 * ms, P99: 200 * ms, Max: 300 * ms,
+				NotSeen: []bench.Reason{{Why: "status 504", Count: 1, Example: "position 0/1100 not reached in 10s"}}},
 		},
 		Writer: bench.Summary{Requests: 100, OK: 100, StatusCodes: map[int]int64{201: 100}, Elapsed: time.Second},
 		Memory: []bench.Memory{{Runtime: "accelerated", Bytes: 150 << 20, Source: "docker stats x"}, {Runtime: "materialized", Source: "n/a"}},
@@ -110,6 +111,23 @@ func TestGoals(t *testing.T) {
 		if g.Status != want[i] {
 			t.Errorf("goal %q=%s (%s), want %s", g.Goal, g.Status, g.Got, want[i])
 		}
+	}
+}
+
+// An answer below its token fails the lag goal whatever the percentiles.
+func TestGoals_Violation(t *testing.T) {
+	s := fixedSize()
+	s.Freshness[1].Reached, s.Freshness[1].Unreached, s.Freshness[1].Violations = 98, 2, 2
+	g := bench.Goals(s, 100)[5]
+	if got, want := g.Status, bench.Miss; got != want {
+		t.Fatalf("accelerated lag goal=%s (%s), want %s", got, g.Got, want)
+	}
+	if got, want := g.Got, "p99 80.00 ms under load (idle: 9.00 ms), READ-YOUR-WRITES VIOLATED by 2 answers"; got != want {
+		t.Fatalf("got=%q, want %q", got, want)
+	}
+	end := bench.Goals(fixedSize(), 100)[6]
+	if got, want := end.Got, "p99 200.00 ms under load, 1 of 100 writes not seen (status 504×1)"; got != want {
+		t.Fatalf("end to end got=%q, want %q", got, want)
 	}
 }
 

@@ -16,14 +16,19 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/position"
 )
 
-// fakeAPI fakes the api at its HTTP edge: POST /orders commits at the next
-// position, and each ranking path reports the position of the last commit older
-// than its lag, as a replica chain would.
+// fakeAPI fakes the api at its HTTP edge, and a runtime's POST /v1/sql: POST
+// /orders commits at the next position, and each read reports the position of the
+// last commit older than its path's lag, as a replica chain would. A read with
+// Spice-Min-Position waits until that position is old enough, as the servers do
+// (here for 200 ms at most, then 504); on a path that lies, it answers at once one
+// below the position asked for.
 type fakeAPI struct {
 	lags map[string]time.Duration
+	lie  map[string]bool
 
 	mu      sync.Mutex
 	commits []commit
+	minRead map[string]int // reads with Spice-Min-Position, per path
 }
 
 type commit struct {
@@ -31,15 +36,28 @@ type commit struct {
 	lsn position.LSN
 }
 
-func newFakeAPI(tb testing.TB) *httptest.Server {
+const pathSQL = "/v1/sql"
+
+func newFakeAPI(tb testing.TB, lie ...string) (*fakeAPI, *httptest.Server) {
 	tb.Helper()
 	f := &fakeAPI{
-		lags:    map[string]time.Duration{bench.PathRanking: 0, bench.PathAccelerated: 5 * ms, bench.PathMaterialized: 15 * ms},
+		lags:    map[string]time.Duration{bench.PathRanking: 0, bench.PathAccelerated: 5 * ms, bench.PathMaterialized: 15 * ms, pathSQL: 5 * ms},
+		lie:     map[string]bool{},
 		commits: []commit{{at: time.Now(), lsn: 0x1000000}},
+		minRead: map[string]int{},
+	}
+	for _, p := range lie {
+		f.lie[p] = true
 	}
 	srv := httptest.NewServer(f)
 	tb.Cleanup(srv.Close)
-	return srv
+	return f, srv
+}
+
+func (f *fakeAPI) minReads(path string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.minRead[path]
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +72,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"id":1}`))
 	case r.Method == http.MethodGet && r.URL.Path == bench.PathNoop:
 		_, _ = w.Write([]byte("ok\n"))
-	case r.Method == http.MethodGet:
+	case r.Method == http.MethodGet, r.Method == http.MethodPost && r.URL.Path == pathSQL:
 		f.ranking(w, r)
 	default:
 		http.NotFound(w, r)
@@ -68,12 +86,20 @@ func (f *fakeAPI) ranking(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	min, _ := position.Parse(r.Header.Get(position.HeaderMinPosition))
+	if !min.IsZero() {
+		f.mu.Lock()
+		f.minRead[r.URL.Path]++
+		f.mu.Unlock()
+	}
 	pos := f.at(lag)
 	for deadline := time.Now().Add(200 * ms); pos < min && time.Now().Before(deadline); pos = f.at(lag) {
 		time.Sleep(ms)
 	}
-	if pos < min {
-		http.Error(w, "not there yet", http.StatusGatewayTimeout)
+	switch {
+	case f.lie[r.URL.Path] && !min.IsZero():
+		pos = min - 1
+	case pos < min:
+		http.Error(w, "position not reached in 200ms", http.StatusGatewayTimeout)
 		return
 	}
 	w.Header().Set(position.HeaderPosition, pos.String())
@@ -104,15 +130,17 @@ func quickConfig(url string) bench.Config {
 	return bench.Config{
 		BaseURL: url, Requests: 60, Concurrency: 4, Rounds: 3, Warmup: 30 * ms,
 		Rates: []float64{100}, OpenDuration: 150 * ms, WriteRate: 50,
-		Pollers: 1, PollInterval: 2 * ms, FreshnessWindow: 300 * ms, Grace: 2 * time.Second,
+		FreshnessConcurrency: 8, FreshnessWindow: 300 * ms, Grace: 2 * time.Second,
 		SyncTimeout: 5 * time.Second, Timeout: 5 * time.Second,
 	}
 }
 
 func TestRunner_Run(t *testing.T) {
-	srv := newFakeAPI(t)
+	fake, srv := newFakeAPI(t)
 	var out strings.Builder
-	r := bench.NewRunner(quickConfig(srv.URL))
+	cfg := quickConfig(srv.URL)
+	cfg.AcceleratedHTTP = srv.URL
+	r := bench.NewRunner(cfg)
 	r.Out = &out
 	rep, err := r.Run(context.Background())
 	if err != nil {
@@ -142,13 +170,26 @@ func TestRunner_Run(t *testing.T) {
 	if s.Writer.OK == 0 {
 		t.Fatalf("writer=%+v, want writes", s.Writer)
 	}
-	for _, hop := range []string{bench.HopPostgres, bench.HopAccelerated, bench.HopMaterialized} {
+	measured := 0
+	for _, hop := range []string{bench.HopPostgres, bench.HopAccelerated, bench.HopMaterialized, bench.HopAcceleratedRuntime} {
 		for _, phase := range []string{bench.PhaseIdle, bench.PhaseLoad} {
 			f := findFresh(s.Freshness, hop, phase)
-			if f == nil || f.Reached == 0 || f.Unreached != 0 {
+			if f == nil || f.Reached == 0 || f.Unreached != 0 || f.Violations != 0 || f.Reached != f.Writes {
 				t.Errorf("freshness %s %s=%+v, want every write seen", hop, phase, f)
+				continue
+			}
+			if hop == bench.HopPostgres {
+				measured += f.Writes
 			}
 		}
+	}
+	// One read per write and hop, not polling: /ranking had at least a read for
+	// each write of the phases, and at most one for each write of the run.
+	if got := fake.minReads(bench.PathRanking); got < measured || got > int(s.Writer.OK) {
+		t.Errorf("reads of /ranking with %s=%d, want between %d and %d", position.HeaderMinPosition, got, measured, s.Writer.OK)
+	}
+	if got, want := fake.minReads(pathSQL), fake.minReads(bench.PathRanking); got != want {
+		t.Errorf("reads of %s=%d, want %d as /ranking", pathSQL, got, want)
 	}
 	md := bench.Markdown(rep)
 	if !strings.Contains(md, "| /ranking-materialized (cache off) | 100.00% |") {
@@ -156,6 +197,36 @@ func TestRunner_Run(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "sync: done") {
 		t.Errorf("progress lacks the sync:\n%s", out.String())
+	}
+}
+
+// A hop that answers below the Spice-Min-Position it was asked for is reported as
+// violating read-your-writes, and none of its writes counts as seen.
+func TestRunner_Violation(t *testing.T) {
+	_, srv := newFakeAPI(t, pathSQL)
+	cfg := quickConfig(srv.URL)
+	cfg.MaterializedHTTP = srv.URL
+	var out strings.Builder
+	r := bench.NewRunner(cfg)
+	r.Out = &out
+	rep, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	s := rep.Sizes[0]
+	f := findFresh(s.Freshness, bench.HopMaterializedRuntime, bench.PhaseLoad)
+	if f == nil || f.Writes == 0 || f.Violations != f.Writes || f.Reached != 0 {
+		t.Fatalf("freshness=%+v, want every write a violation", f)
+	}
+	if ok := findFresh(s.Freshness, bench.HopMaterialized, bench.PhaseLoad); ok == nil || ok.Violations != 0 || ok.Reached != ok.Writes {
+		t.Errorf("materialized via the api=%+v, want every write seen", ok)
+	}
+	md := bench.Markdown(rep)
+	if !strings.Contains(md, "> **READ-YOUR-WRITES VIOLATED** on materialized runtime (HTTP `/v1/sql`, no api) (under load)") {
+		t.Errorf("markdown lacks the violation:\n%s", md)
+	}
+	if !strings.Contains(out.String(), "READ-YOUR-WRITES VIOLATED on materialized runtime") {
+		t.Errorf("progress lacks the violation:\n%s", out.String())
 	}
 }
 

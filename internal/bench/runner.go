@@ -20,8 +20,11 @@ const (
 	DefaultWarmup          = 2 * time.Second // per scenario
 	DefaultOpenDuration    = 10 * time.Second
 	DefaultFreshnessWindow = 15 * time.Second
-	DefaultGrace           = 5 * time.Second
-	DefaultSyncTimeout     = 10 * time.Minute
+	// DefaultGrace outlasts the servers' own bound on a Spice-Min-Position wait
+	// (10 s in the runtimes, 15 s per api request), so every read ends with its
+	// answer; it is only a ceiling, reads normally end in milliseconds.
+	DefaultGrace       = 20 * time.Second
+	DefaultSyncTimeout = 10 * time.Minute
 )
 
 // ErrUnreachable is returned when the API does not answer at all: nothing was
@@ -55,15 +58,16 @@ type Config struct {
 	// WriteRate is POST /orders per second during the run; zero writes nothing
 	// (and measures no freshness).
 	WriteRate float64
-	// Pollers per hop and their Interval; DefaultPollers, DefaultPollInterval when
-	// zero.
-	Pollers      int
-	PollInterval time.Duration
-	// FreshnessWindow is the time with writes and pollers only, before the
-	// throughput rounds; DefaultFreshnessWindow when zero, none when negative.
+	// FreshnessConcurrency bounds each hop's freshness reads in flight (one read
+	// per write and hop); DefaultFreshnessConcurrency when zero.
+	FreshnessConcurrency int
+	// FreshnessWindow is the time with writes and their freshness reads only,
+	// before the throughput rounds; DefaultFreshnessWindow when zero, none when
+	// negative.
 	FreshnessWindow time.Duration
-	// Grace is how long the pollers may go on after the last write for every hop
-	// to catch up; DefaultGrace when zero.
+	// Grace is how long the freshness reads still in flight after the last write
+	// may take to get their answers; DefaultGrace when zero. Reads cut by its end
+	// count as not seen.
 	Grace time.Duration
 	// SyncTimeout bounds the wait for both runtimes to reflect the data before
 	// measuring; DefaultSyncTimeout when zero.
@@ -79,7 +83,7 @@ type Config struct {
 	// SeedChunk is orders per seeding statement; DefaultSeedChunk when zero.
 	SeedChunk int
 	// AcceleratedHTTP and MaterializedHTTP are the runtimes' HTTP API base URLs,
-	// polled as extra hops (without the api) when set.
+	// read as extra hops (without the api) when set.
 	AcceleratedHTTP, MaterializedHTTP string
 	// Memory says where to read each runtime's memory.
 	Memory []MemorySource
@@ -110,8 +114,7 @@ func NewRunner(cfg Config) *Runner {
 	setDefault(&cfg.Warmup, DefaultWarmup)
 	setDefault(&cfg.OpenDuration, DefaultOpenDuration)
 	setDefault(&cfg.MaxInFlight, DefaultMaxInFlight)
-	setDefault(&cfg.Pollers, DefaultPollers)
-	setDefault(&cfg.PollInterval, DefaultPollInterval)
+	setDefault(&cfg.FreshnessConcurrency, DefaultFreshnessConcurrency)
 	setDefault(&cfg.FreshnessWindow, DefaultFreshnessWindow)
 	setDefault(&cfg.Grace, DefaultGrace)
 	setDefault(&cfg.SyncTimeout, DefaultSyncTimeout)
@@ -137,8 +140,8 @@ func (r *Runner) Settings() Settings {
 	s := Settings{
 		BaseURL: r.BaseURL, Quick: r.Quick, Requests: r.Requests, Concurrency: r.Concurrency,
 		Rounds: r.Rounds, Warmup: max(r.Warmup, 0), Rates: r.Rates, OpenDuration: r.OpenDuration,
-		MaxInFlight: r.MaxInFlight, WriteRate: r.WriteRate, Pollers: r.Pollers,
-		PollInterval: r.PollInterval, FreshnessWindow: max(r.FreshnessWindow, 0),
+		MaxInFlight: r.MaxInFlight, WriteRate: r.WriteRate, FreshnessConcurrency: r.FreshnessConcurrency,
+		FreshnessWindow: max(r.FreshnessWindow, 0),
 	}
 	if r.Duration > 0 {
 		s.Requests, s.Duration = 0, r.Duration
@@ -158,7 +161,7 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	r.epoch = time.Now()
 	r.load = NewClient(r.BaseURL, r.Concurrency+r.MaxInFlight, r.Timeout)
 	r.writes = NewClient(r.BaseURL, DefaultWriterMaxInFlight, r.Timeout)
-	r.probes = NewClient("", r.Pollers*5+4, r.Timeout)
+	r.probes = NewClient("", r.FreshnessConcurrency*5+4, r.Timeout)
 	defer r.load.Close()
 	defer r.writes.Close()
 	defer r.probes.Close()

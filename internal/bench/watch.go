@@ -1,9 +1,9 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"io"
-	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,11 +12,12 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/position"
 )
 
-// Defaults of the Watch.
-const (
-	DefaultPollers      = 2
-	DefaultPollInterval = 5 * time.Millisecond
-)
+// DefaultFreshnessConcurrency bounds each hop's reads in flight. At 100 writes/s
+// it covers lags up to about 1.3 s before a read has to wait for a slot.
+const DefaultFreshnessConcurrency = 128
+
+// maxMessage bounds the part of a failed answer's body kept as its reason.
+const maxMessage = 200
 
 // Probe is one hop's read: a GET of an API path, or a query posted to a runtime's
 // HTTP API. The answer's Spice-Position says what the hop reflects.
@@ -27,102 +28,169 @@ type Probe struct {
 	Body   string // the SQL of a runtime query
 }
 
-// Watch polls every probe with dedicated goroutines, apart from the throughput
-// load, so that every hop is watched at the same pace whichever scenario the load
-// is running, and keeps, per poller, each position when it first appears. Open
-// starts it, Close stops it.
+// Watch measures visibility with the system's own read-your-writes mechanism:
+// for each write it reads every hop once, with Spice-Min-Position set to the
+// write's token, and the server answers only once it reflects that token (or
+// fails after its own bound, about 10 s). The answer's arrival is when the write
+// became visible there, plus one read's latency. Open starts it, Read
+// hands it a write, Close stops it.
 //
-// Polls use the results cache as any reader would: the runtimes key their cache by
-// data version, so a cached answer is never older than the data.
+// Reads use the results cache as any reader would: with a minimum position a
+// runtime never answers from data older than the token, cached or not.
 type Watch struct {
-	// Pollers per probe; DefaultPollers when zero. They start staggered, so a hop
-	// is read about every Interval/Pollers.
-	Pollers int
-	// Interval is each poller's pause between its answer and its next request;
-	// DefaultPollInterval when zero.
-	Interval time.Duration
+	// Concurrency bounds each hop's reads in flight; DefaultFreshnessConcurrency
+	// when zero. A read that finds no free slot waits for one, and is marked
+	// Queued: its lag includes the wait.
+	Concurrency int
 
 	probes []Probe
 	client *Client
 	epoch  time.Time
 
-	mu     sync.Mutex
-	obs    []Observation
-	latest map[string]position.LSN
-	polls  map[string]int64
-	failed map[string]int64
+	mu      sync.Mutex
+	open    bool
+	answers []Answer
+	slots   []chan struct{} // per probe
 
+	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
 // NewWatch returns a Watch of probes over client (whose BaseURL must be empty:
-// probe URLs are absolute), stamping observations with their offset from epoch.
+// probe URLs are absolute), stamping answers with their offset from epoch.
 func NewWatch(client *Client, probes []Probe, epoch time.Time) *Watch {
-	return &Watch{
-		probes: probes, client: client, epoch: epoch,
-		latest: map[string]position.LSN{}, polls: map[string]int64{}, failed: map[string]int64{},
-	}
+	return &Watch{probes: probes, client: client, epoch: epoch}
 }
 
-// Open starts the pollers.
+// Open makes Read start reads.
 func (w *Watch) Open() {
-	if w.Pollers <= 0 {
-		w.Pollers = DefaultPollers
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.Concurrency <= 0 {
+		w.Concurrency = DefaultFreshnessConcurrency
 	}
-	if w.Interval <= 0 {
-		w.Interval = DefaultPollInterval
+	w.slots = make([]chan struct{}, len(w.probes))
+	for i := range w.slots {
+		w.slots[i] = make(chan struct{}, w.Concurrency)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	for _, p := range w.probes {
-		for i := range w.Pollers {
-			stagger := w.Interval * time.Duration(i) / time.Duration(w.Pollers)
-			w.wg.Go(func() { w.poll(ctx, p, stagger) })
-		}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.open = true
+}
+
+// Read starts one read of every hop for wr and returns at once. It does nothing
+// unless the Watch is open. It is safe for concurrent use: the writer calls it
+// from each write's goroutine.
+func (w *Watch) Read(wr Write) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.open {
+		return
+	}
+	for i, p := range w.probes {
+		w.wg.Go(func() { w.read(p, w.slots[i], wr) })
 	}
 }
 
-// Close stops the pollers and waits for them.
-func (w *Watch) Close() {
-	if w.cancel == nil {
+// Close stops taking writes and waits for the reads in flight until ctx ends;
+// then it cancels the rest, which count as not seen (ReasonRunEnded).
+func (w *Watch) Close(ctx context.Context) {
+	w.mu.Lock()
+	open := w.open
+	w.open = false
+	w.mu.Unlock()
+	if !open {
 		return
+	}
+	done := make(chan struct{})
+	go func() { w.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 	w.cancel()
-	w.wg.Wait()
-	w.cancel = nil
+	<-done
 }
 
-func (w *Watch) poll(ctx context.Context, p Probe, stagger time.Duration) {
-	if !sleepUntil(ctx, time.Now().Add(stagger)) {
-		return
+// read waits for a slot of the hop, asks, and records the answer.
+func (w *Watch) read(p Probe, slots chan struct{}, wr Write) {
+	a := Answer{Hop: p.Hop, Write: wr}
+	select {
+	case slots <- struct{}{}:
+	default:
+		a.Queued = true
+		select {
+		case slots <- struct{}{}:
+		case <-w.ctx.Done():
+			a.At, a.Status, a.Err = time.Since(w.epoch), ErrorStatus, ReasonRunEnded
+			w.record(a)
+			return
+		}
 	}
+	a.Status, a.Position, a.Err = w.ask(p, wr.Token)
+	a.At = time.Since(w.epoch)
+	<-slots
+	if a.Status == ErrorStatus && w.ctx.Err() != nil {
+		a.Err = ReasonRunEnded
+	}
+	w.record(a)
+}
+
+// ask sends p with Spice-Min-Position: token and reads the whole answer. It
+// returns the status (ErrorStatus when no answer came), the answer's position,
+// and why it failed: the transport error's kind, or the first line of a non-2xx
+// body.
+func (w *Watch) ask(p Probe, token position.LSN) (int, position.LSN, string) {
 	method := p.Method
 	if method == "" {
 		method = http.MethodGet
 	}
-	var last position.LSN
-	for ctx.Err() == nil {
-		var body io.Reader
-		if p.Body != "" {
-			body = strings.NewReader(p.Body)
-		}
-		s, hdr := w.client.Do(ctx, method, p.URL, nil, body)
-		at := time.Since(w.epoch)
-		if ctx.Err() != nil {
-			return
-		}
-		pos := positionOf(s, hdr)
-		w.note(p.Hop, at, pos, pos != last)
-		if !pos.IsZero() {
-			last = pos
-		}
-		if !sleepUntil(ctx, time.Now().Add(w.Interval)) {
-			return
-		}
+	var body io.Reader
+	if p.Body != "" {
+		body = strings.NewReader(p.Body)
 	}
+	req, err := http.NewRequestWithContext(w.ctx, method, p.URL, body)
+	if err != nil {
+		return ErrorStatus, 0, "bad request: " + err.Error()
+	}
+	req.Header.Set(position.HeaderMinPosition, token.String())
+	resp, err := w.client.HTTP.Do(req)
+	if err != nil {
+		return ErrorStatus, 0, errorKind(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg := firstLine(resp.Body)
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // so the connection is reused
+		return resp.StatusCode, 0, msg
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return ErrorStatus, 0, "read body: " + errorKind(err)
+	}
+	pos, _ := position.Parse(resp.Header.Get(position.HeaderPosition))
+	return resp.StatusCode, pos, ""
 }
 
+// firstLine reads the first line of r, at most maxMessage bytes of it.
+func firstLine(r io.Reader) string {
+	line, _ := bufio.NewReader(io.LimitReader(r, maxMessage)).ReadString('\n')
+	return strings.TrimSpace(line)
+}
+
+func (w *Watch) record(a Answer) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.answers = append(w.answers, a)
+}
+
+// Answers returns the answers so far.
+func (w *Watch) Answers() []Answer {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Answer(nil), w.answers...)
+}
+
+// positionOf is the Spice-Position of a 2xx answer; zero otherwise.
 func positionOf(s Sample, hdr http.Header) position.LSN {
 	if s.Status/100 != 2 || hdr == nil {
 		return 0
@@ -132,47 +200,4 @@ func positionOf(s Sample, hdr http.Header) position.LSN {
 		return 0
 	}
 	return pos
-}
-
-func (w *Watch) note(hop string, at time.Duration, pos position.LSN, changed bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.polls[hop]++
-	if pos.IsZero() {
-		w.failed[hop]++
-		return
-	}
-	if changed {
-		w.obs = append(w.obs, Observation{Hop: hop, At: at, Position: pos})
-	}
-	if pos > w.latest[hop] {
-		w.latest[hop] = pos
-	}
-}
-
-// Observations returns what the pollers saw so far.
-func (w *Watch) Observations() []Observation {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]Observation(nil), w.obs...)
-}
-
-// Reached reports whether every probed hop has reported token or later.
-func (w *Watch) Reached(token position.LSN) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, p := range w.probes {
-		if w.latest[p.Hop] < token {
-			return false
-		}
-	}
-	return true
-}
-
-// Polls returns how many polls each hop had and how many of them failed or named
-// no position.
-func (w *Watch) Polls() (polls, failed map[string]int64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return maps.Clone(w.polls), maps.Clone(w.failed)
 }

@@ -24,6 +24,9 @@ type Writer struct {
 	Rate float64
 	// MaxInFlight bounds outstanding writes; DefaultWriterMaxInFlight when zero.
 	MaxInFlight int
+	// OnWrite, when set, is called with each successful write once it is kept,
+	// from the write's own goroutine; it must not block. Set it before Open.
+	OnWrite func(Write)
 
 	client *Client
 	epoch  time.Time
@@ -84,9 +87,13 @@ func (w *Writer) post(ctx context.Context) {
 	if err != nil || token.IsZero() {
 		return
 	}
+	wr := Write{Token: token, At: at}
 	w.mu.Lock()
-	w.writes = append(w.writes, Write{Token: token, At: at})
+	w.writes = append(w.writes, wr)
 	w.mu.Unlock()
+	if w.OnWrite != nil {
+		w.OnWrite(wr)
+	}
 }
 
 // Writes returns the successful writes so far, in order of acknowledgement.

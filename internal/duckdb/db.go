@@ -5,12 +5,14 @@ package duckdb
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
+	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -24,8 +26,15 @@ const (
 	DefaultQueryTimeout = 30 * time.Second
 	// DefaultMaxResultBytes bounds the Arrow size of one query result.
 	DefaultMaxResultBytes = 256 << 20
-	// DefaultMaxConns bounds concurrent DuckDB connections (queries plus writes).
-	DefaultMaxConns = 64
+	// DefaultMaxConnsPerCPU bounds concurrent DuckDB connections for queries per
+	// core. DuckDB runs each query on all its threads already; more
+	// concurrent queries than this only add contention inside DuckDB (measured on
+	// 2 cores: 4 connections answered about 1.4x the queries per second of 64,
+	// and 2 fewer than 4). Further queries wait for a connection. Writes have a
+	// pool of their own (writeConns), so a change feed never queues behind reads.
+	DefaultMaxConnsPerCPU = 2
+	// writeConns bounds concurrent write transactions.
+	writeConns = 2
 )
 
 // Errors returned by this package; match with errors.Is.
@@ -51,11 +60,15 @@ type DB struct {
 	QueryTimeout time.Duration
 	// MaxResultBytes bounds each result; DefaultMaxResultBytes when zero.
 	MaxResultBytes int64
-	// MaxConns bounds open connections; DefaultMaxConns when zero.
+	// MaxConns bounds open connections; DefaultMaxConnsPerCPU per core when zero
+	// (at least 4).
 	MaxConns int
 	Logger   *slog.Logger
 
-	db *sql.DB
+	db         *sql.DB // reads
+	wdb        *sql.DB // writes, on the same database
+	inspected  sync.Map // query text -> *inspection
+	ninspected atomic.Int64
 }
 
 // New returns a DB stored at path ("" for memory). Call Open before use.
@@ -73,7 +86,7 @@ func (d *DB) Open(ctx context.Context) error {
 		d.MaxResultBytes = DefaultMaxResultBytes
 	}
 	if d.MaxConns == 0 {
-		d.MaxConns = DefaultMaxConns
+		d.MaxConns = max(4, DefaultMaxConnsPerCPU*runtime.NumCPU())
 	}
 	q := url.Values{}
 	q.Set("enable_external_access", "false")
@@ -92,6 +105,9 @@ func (d *DB) Open(ctx context.Context) error {
 	d.db = sql.OpenDB(connector)
 	d.db.SetMaxOpenConns(d.MaxConns)
 	d.db.SetMaxIdleConns(d.MaxConns)
+	d.wdb = sql.OpenDB(connector)
+	d.wdb.SetMaxOpenConns(writeConns)
+	d.wdb.SetMaxIdleConns(writeConns)
 	_, err = d.db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS _spice;
 		CREATE TABLE IF NOT EXISTS _spice.watermarks (
 			dataset VARCHAR PRIMARY KEY, lsn UBIGINT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)`)
@@ -114,7 +130,7 @@ func (d *DB) Close() error {
 	if d.db == nil {
 		return nil
 	}
-	return d.db.Close()
+	return errors.Join(d.wdb.Close(), d.db.Close())
 }
 
 // Watermarks returns the stored watermark of every dataset that has one.
@@ -188,25 +204,6 @@ func (d *DB) Tables(ctx context.Context, query string) ([]string, error) {
 		return nil, fmt.Errorf("parse query: %w", err)
 	}
 	return names, nil
-}
-
-// checkReadOnly prepares query (without running it) and accepts it only when it is
-// exactly one SELECT. Prepare, unlike PrepareContext, refuses several statements
-// instead of executing all but the last.
-func checkReadOnly(dc driver.Conn, query string) error {
-	st, err := dc.Prepare(query)
-	if err != nil {
-		return fmt.Errorf("%w", err)
-	}
-	defer st.Close()
-	typ, err := st.(*duckdb.Stmt).StatementType()
-	if err != nil {
-		return fmt.Errorf("inspect statement: %w", err)
-	}
-	if typ != duckdb.STATEMENT_TYPE_SELECT {
-		return fmt.Errorf("%w: got a %s statement; this runtime serves reads only, write to the source instead", ErrReadOnly, stmtName(typ))
-	}
-	return nil
 }
 
 func stmtName(t duckdb.StmtType) string {

@@ -70,7 +70,7 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 		}
 		defer exec.ExecContext(context.Background(), "DROP TABLE IF EXISTS temp."+Ident(name), nil)
 	}
-	hugeCols, err := inspect(dc, q.SQL)
+	hugeCols, err := d.inspect(dc, q.SQL)
 	if err != nil {
 		return nil, err
 	}
@@ -101,18 +101,48 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 	return res, nil
 }
 
+// inspection is what Prepare tells about a query text: it is a single SELECT, and
+// which result columns are HUGEINT. Both depend on the text alone (the HUGEINT set
+// is re-checked against each result's Arrow schema), so it is computed once.
+type inspection struct {
+	huge map[int]bool
+}
+
+// maxInspections bounds the cache of inspected query texts.
+const maxInspections = 4096
+
 // inspect checks that query is a single SELECT and returns the indexes of its
-// HUGEINT result columns.
-func inspect(dc driver.Conn, query string) (map[int]bool, error) {
-	if err := checkReadOnly(dc, query); err != nil {
+// HUGEINT result columns, preparing it only the first time a text is seen.
+func (d *DB) inspect(dc driver.Conn, query string) (map[int]bool, error) {
+	if v, ok := d.inspected.Load(query); ok {
+		return v.(*inspection).huge, nil
+	}
+	huge, err := inspect(dc, query)
+	if err != nil {
 		return nil, err
 	}
+	if d.ninspected.Add(1) > maxInspections {
+		d.inspected.Clear()
+		d.ninspected.Store(0)
+	}
+	d.inspected.Store(query, &inspection{huge: huge})
+	return huge, nil
+}
+
+func inspect(dc driver.Conn, query string) (map[int]bool, error) {
 	st, err := dc.Prepare(query)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
 	s := st.(*duckdb.Stmt)
+	typ, err := s.StatementType()
+	if err != nil {
+		return nil, fmt.Errorf("inspect statement: %w", err)
+	}
+	if typ != duckdb.STATEMENT_TYPE_SELECT {
+		return nil, fmt.Errorf("%w: got a %s statement; this runtime serves reads only, write to the source instead", ErrReadOnly, stmtName(typ))
+	}
 	n, err := s.ColumnCount()
 	if err != nil {
 		return nil, fmt.Errorf("inspect result columns: %w", err)
@@ -139,7 +169,7 @@ func narrowSchema(s *arrow.Schema, huge map[int]bool) *arrow.Schema {
 	}
 	fields := append([]arrow.Field(nil), s.Fields()...)
 	for i := range huge {
-		if i < len(fields) {
+		if i < len(fields) && isHugeint(fields[i].Type) {
 			fields[i].Type = arrow.PrimitiveTypes.Int64
 		}
 	}
@@ -155,20 +185,16 @@ func narrowRecord(s *arrow.Schema, rec arrow.RecordBatch, huge map[int]bool) (ar
 	}
 	cols := make([]arrow.Array, rec.NumCols())
 	defer func() {
-		for i, c := range cols {
-			if huge[i] && c != nil {
+		for _, c := range cols {
+			if c != nil {
 				c.Release()
 			}
 		}
 	}()
 	for i := range cols {
 		col := rec.Column(i)
-		if !huge[i] {
-			cols[i] = col
-			continue
-		}
 		dec, ok := col.(*array.Decimal128)
-		if !ok {
+		if !huge[i] || !ok || !isHugeint(col.DataType()) {
 			col.Retain()
 			cols[i] = col
 			continue
@@ -212,4 +238,10 @@ func dataBytes(d arrow.ArrayData) int64 {
 		n += dataBytes(c)
 	}
 	return n
+}
+
+// isHugeint reports whether t is how DuckDB exports HUGEINT to Arrow.
+func isHugeint(t arrow.DataType) bool {
+	d, ok := t.(*arrow.Decimal128Type)
+	return ok && d.Precision == 38 && d.Scale == 0
 }

@@ -31,7 +31,7 @@ var viewSeq atomic.Uint64
 
 // Begin starts a write transaction.
 func (d *DB) Begin(ctx context.Context) (*Tx, error) {
-	conn, err := d.db.Conn(ctx)
+	conn, err := d.wdb.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("get connection: %w", err)
 	}
