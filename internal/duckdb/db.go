@@ -65,8 +65,8 @@ type DB struct {
 	MaxConns int
 	Logger   *slog.Logger
 
-	db         *sql.DB // reads
-	wdb        *sql.DB // writes, on the same database
+	db         *sql.DB  // reads
+	wdb        *sql.DB  // writes, on the same database
 	inspected  sync.Map // query text -> *inspection
 	ninspected atomic.Int64
 }
