@@ -23,17 +23,7 @@ import (
 
 var pg *pgtest.Postgres
 
-func TestMain(m *testing.M) {
-	var stop func()
-	var err error
-	if pg, stop, err = pgtest.StartMain(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
 
 // unreachable is an address where no runtime listens.
 const unreachable = "127.0.0.1:1"

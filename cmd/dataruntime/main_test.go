@@ -23,17 +23,7 @@ import (
 
 var pg *pgtest.Postgres
 
-func TestMain(m *testing.M) {
-	p, stop, err := pgtest.StartMain()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	pg = p
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
 
 // recipeSchema is the recipe's tables and first orders.
 const recipeSchema = `

@@ -400,3 +400,25 @@ func TestRecipeWithChangeDataCapture(t *testing.T) {
 		t.Fatalf("%s replication slots left after a clean shutdown, want 0", slots)
 	}
 }
+
+// A view with an acceleration block is materialized into a table of its own and
+// recomputed after its inputs change, with the inputs' position as its watermark.
+func TestAcceleratedViewFollowsItsInputs(t *testing.T) {
+	dsn, params := MustDatabase(t, pg, recipeSchema)
+	pod := recipePod(params, "1s") + `    acceleration:
+      enabled: true
+`
+	rt := MustRuntime(t, pod)
+	rt.waitReady(t)
+	if a := rt.query(t, "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'rankings'", 0); !strings.Contains(a.body, `"n":1`) {
+		t.Fatalf("rankings is not materialized as a table: %s", a.body)
+	}
+	token := mustWrite(t, dsn, "INSERT INTO orders (product_id, count) VALUES (3, 1000)")
+	a := rt.query(t, "SELECT * FROM rankings", token)
+	if want := pgRows(t, dsn, rankingSQL); !equal(a.rows(t), want) {
+		t.Fatalf("materialized view after a new order: %v, want %v", a.rows(t), want)
+	}
+	if a.position < token {
+		t.Fatalf("view answer reflects %s, want at least %s", a.position, token)
+	}
+}

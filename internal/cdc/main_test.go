@@ -3,7 +3,6 @@
 package cdc_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -21,13 +20,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(m.Run())
 	}
-	var stop func()
-	var err error
-	if pg, stop, err = pgtest.StartMain(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
+	pgtest.Main(m, &pg)
 }

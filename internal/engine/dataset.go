@@ -38,7 +38,6 @@ type dataset struct {
 // refreshLoop loads the dataset, then refreshes it every refresh_check_interval
 // (with jitter) and on demand, retrying failures with back-off.
 func (e *Engine) refreshLoop(ctx context.Context, d *dataset) {
-	acc := d.spec.Acceleration
 	first := !d.restored
 	if n, ok := d.src.(Notifier); ok {
 		e.wg.Add(1)
@@ -55,25 +54,65 @@ func (e *Engine) refreshLoop(ctx context.Context, d *dataset) {
 			}
 		}()
 	}
+	var last time.Time
 	for ctx.Err() == nil {
+		if !spaced(ctx, last, e.MinRefreshSpacing) {
+			return
+		}
+		last = time.Now()
+		drain(d.trigger) // this refresh covers triggers that arrived while spacing
 		e.refreshWithRetry(ctx, d, first)
 		first = false
-		var tick <-chan time.Time
-		if acc.RefreshCheckInterval > 0 {
-			wait := acc.RefreshCheckInterval
-			if acc.RefreshJitterEnabled && acc.RefreshJitterMax > 0 {
-				wait += time.Duration(rand.Int64N(int64(acc.RefreshJitterMax)))
-			}
-			t := time.NewTimer(wait)
-			tick = t.C
-			defer t.Stop()
-		}
-		select {
-		case <-ctx.Done():
+		if !e.waitNextRefresh(ctx, d) {
 			return
-		case <-d.trigger:
-		case <-tick:
 		}
+	}
+}
+
+// waitNextRefresh waits for the interval (with jitter) or a trigger; false when
+// ctx ended.
+func (e *Engine) waitNextRefresh(ctx context.Context, d *dataset) bool {
+	acc := d.spec.Acceleration
+	var tick <-chan time.Time
+	if acc.RefreshCheckInterval > 0 {
+		wait := acc.RefreshCheckInterval
+		if acc.RefreshJitterEnabled && acc.RefreshJitterMax > 0 {
+			wait += time.Duration(rand.Int64N(int64(acc.RefreshJitterMax)))
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		tick = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-d.trigger:
+	case <-tick:
+	}
+	return true
+}
+
+// drain empties a one-slot signal channel.
+func drain(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+	}
+}
+
+// spaced waits until at least spacing has passed since last; false when ctx ended.
+func spaced(ctx context.Context, last time.Time, spacing time.Duration) bool {
+	wait := spacing - time.Since(last)
+	if last.IsZero() || wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

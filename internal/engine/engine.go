@@ -20,6 +20,11 @@ const (
 	DefaultMinPositionTimeout = 10 * time.Second
 	// DefaultMaxBackoff caps the wait between retries of a failing refresh.
 	DefaultMaxBackoff = 30 * time.Second
+	// DefaultMinRefreshSpacing is the least time between the starts of two
+	// refreshes of one dataset or view. The first change after a quiet spell is
+	// refreshed at once; under a stream of changes (a chained upstream pushing a
+	// notice per write) refreshes coalesce instead of running back to back.
+	DefaultMinRefreshSpacing = 50 * time.Millisecond
 )
 
 // Engine runs one spicepod. Create it with New, add datasets and views, then Open.
@@ -29,6 +34,8 @@ type Engine struct {
 	MinPositionTimeout time.Duration
 	// MaxBackoff caps retry back-off; DefaultMaxBackoff when zero.
 	MaxBackoff time.Duration
+	// MinRefreshSpacing spaces refreshes; DefaultMinRefreshSpacing when zero.
+	MinRefreshSpacing time.Duration
 	// Cache is the results cache; nil disables it.
 	Cache *Cache
 	// Metrics, when set, receives dataset, refresh and query metrics.
@@ -107,6 +114,9 @@ func (e *Engine) Open(ctx context.Context) error {
 	}
 	if e.MaxBackoff == 0 {
 		e.MaxBackoff = DefaultMaxBackoff
+	}
+	if e.MinRefreshSpacing == 0 {
+		e.MinRefreshSpacing = DefaultMinRefreshSpacing
 	}
 	if err := e.resolveViews(ctx); err != nil {
 		return err

@@ -118,12 +118,18 @@ func (e *Engine) markViewsDirty(dataset string) {
 // viewLoop recomputes an accelerated view whenever it is marked dirty.
 func (e *Engine) viewLoop(ctx context.Context, v *view) {
 	v.markDirty()
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-v.dirty:
 		}
+		if !spaced(ctx, last, e.MinRefreshSpacing) {
+			return
+		}
+		last = time.Now()
+		drain(v.dirty) // this recomputation covers changes marked while spacing
 		if err := e.recompute(ctx, v); err != nil && ctx.Err() == nil {
 			e.mu.Lock()
 			v.lastErr, v.lastErrAt = err, time.Now()

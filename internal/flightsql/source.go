@@ -51,6 +51,7 @@ type Source struct {
 	conn   *grpc.ClientConn
 	client *arrowflightsql.Client
 	auth   string // "Bearer ..." after a handshake
+	found  *table // the discovered table, kept until a read fails
 }
 
 var (
@@ -155,7 +156,7 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 	if err != nil {
 		return s.explain("read", err)
 	}
-	t, err := s.discover(ctx, c)
+	t, err := s.upstreamTable(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -173,9 +174,36 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 		return fnErr
 	})
 	if err != nil && fnErr == nil {
+		s.forget() // the table may have moved or changed: find it again next time
 		return s.explain("read", err)
 	}
 	return err
+}
+
+// upstreamTable returns the upstream table, discovering it with GetTables only the first
+// time (and after a failed read): a chained runtime that refreshes on every
+// pushed change would otherwise make its upstream list tables just as often.
+func (s *Source) upstreamTable(ctx context.Context, c *arrowflightsql.Client) (table, error) {
+	s.mu.Lock()
+	found := s.found
+	s.mu.Unlock()
+	if found != nil {
+		return *found, nil
+	}
+	t, err := s.discover(ctx, c)
+	if err != nil {
+		return t, err
+	}
+	s.mu.Lock()
+	s.found = &t
+	s.mu.Unlock()
+	return t, nil
+}
+
+func (s *Source) forget() {
+	s.mu.Lock()
+	s.found = nil
+	s.mu.Unlock()
 }
 
 // Ping checks that the upstream answers and lists the table.

@@ -2,7 +2,6 @@ package orders_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,17 +18,7 @@ import (
 
 var pg *pgtest.Postgres
 
-func TestMain(m *testing.M) {
-	var stop func()
-	var err error
-	if pg, stop, err = pgtest.StartMain(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
 
 // initSQL is the repository's init.sql, which the stack applies to Postgres.
 func initSQL(tb testing.TB) string {

@@ -120,6 +120,24 @@ func Start(tb testing.TB) *Postgres {
 // StartMain starts one Postgres for a whole test package, from TestMain. The
 // returned function terminates the container; call it after m.Run. On error
 // nothing is left running.
+// Main is a whole TestMain for a package whose tests share one Postgres: it starts
+// the container, stores it in *pg, runs the tests, terminates the container and
+// exits with the tests' code. Without Docker or the image it exits 1 saying why.
+//
+//	var pg *pgtest.Postgres
+//	func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
+func Main(m *testing.M, pg **Postgres) {
+	p, stop, err := StartMain()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*pg = p
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
 func StartMain() (*Postgres, func(), error) {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultStartTimeout)
 	defer cancel()

@@ -3,8 +3,6 @@ package pgtest_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -17,17 +15,7 @@ import (
 
 var pg *pgtest.Postgres
 
-func TestMain(m *testing.M) {
-	var stop func()
-	var err error
-	if pg, stop, err = pgtest.StartMain(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
 
 func MustConnect(tb testing.TB, dsn string) *pgx.Conn {
 	tb.Helper()

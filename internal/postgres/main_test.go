@@ -1,8 +1,6 @@
 package postgres_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/cqrs-spice/cqrs/internal/pgtest"
@@ -12,17 +10,7 @@ import (
 // database.
 var pg *pgtest.Postgres
 
-func TestMain(m *testing.M) {
-	var stop func()
-	var err error
-	if pg, stop, err = pgtest.StartMain(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
 
 // newDatabase returns the DSN of a fresh database, dropped when tb ends.
 func newDatabase(tb testing.TB) string {
