@@ -42,6 +42,8 @@ type Config struct {
 	LogLevel    string
 	// MinPositionTimeout bounds waits for Spice-Min-Position; engine default when 0.
 	MinPositionTimeout time.Duration
+	// DuckDBThreads is DuckDB's thread count; 0 keeps its default.
+	DuckDBThreads int
 }
 
 // Main is the composition root: the only place that knows every implementation.
@@ -126,6 +128,7 @@ func (m *Main) openStore(ctx context.Context) error {
 	}
 	m.Store = duckdb.New(path)
 	m.Store.Logger = m.Logger
+	m.Store.Threads = m.Config.DuckDBThreads
 	if err := m.Store.Open(ctx); err != nil {
 		return err
 	}

@@ -71,6 +71,22 @@ func (c *Cache) Get(key string) *Result {
 	return &out
 }
 
+// Peek is Get without counting a hit or a miss (for waiters of a shared
+// computation, which are counted as misses by the caller).
+func (c *Cache) Peek(key string) *Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[key]
+	if !ok {
+		return nil
+	}
+	e := el.Value.(*cacheEntry)
+	out := *e.res
+	out.Records = append(out.Records[:0:0], e.res.Records...)
+	out.Retain()
+	return &out
+}
+
 // Put stores res under key (retaining its records) when it fits.
 func (c *Cache) Put(key string, res *Result) {
 	if res.Bytes > c.MaxBytes/4 {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/spicepod"
 )
@@ -51,6 +53,7 @@ type Engine struct {
 	changed  chan struct{} // closed and replaced on every change of state
 	closed   bool
 	plans    sync.Map // SQL text -> []string (names a query reads)
+	inflight singleflight.Group
 	nplans   int
 	ctx      context.Context
 	cancel   context.CancelFunc

@@ -65,14 +65,51 @@ func (e *Engine) Query(ctx context.Context, q Query) (res *Result, err error) {
 		return nil, err
 	}
 	cacheable := e.Cache != nil && !q.NoCache && len(federated) == 0
-	var key string
 	if cacheable {
-		key = cacheKey(q, versions)
-		if hit := e.Cache.Get(key); hit != nil {
-			hit.Position, hit.Cache = pos, CacheHit
-			return hit, nil
+		return e.cached(ctx, q, cacheKey(q, versions), deps, pos)
+	}
+	return e.execute(ctx, q, deps, federated, pos)
+}
+
+// cached answers from the results cache. Concurrent misses of one key run the
+// query once: after a write invalidates an entry, a hundred readers of the same
+// query cost one execution, not a hundred. The cache holds its own reference to the
+// result, so every waiter takes its copy from there.
+func (e *Engine) cached(ctx context.Context, q Query, key string, deps []string, pos position.LSN) (*Result, error) {
+	if hit := e.Cache.Get(key); hit != nil {
+		hit.Position, hit.Cache = pos, CacheHit
+		return hit, nil
+	}
+	_, err, _ := e.inflight.Do(key, func() (any, error) {
+		res, err := e.execute(ctx, q, deps, nil, pos)
+		if err != nil {
+			return nil, err
+		}
+		e.Cache.Put(key, res)
+		res.Release()
+		return nil, nil
+	})
+	if err != nil {
+		// The leader's request ended (its client went away): not ours to fail.
+		if ctx.Err() != nil || !(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			return nil, err
 		}
 	}
+	if res := e.Cache.Peek(key); res != nil {
+		res.Position, res.Cache = pos, CacheMiss
+		return res, nil
+	}
+	// Not cacheable after all (too large for the cache): run it for this caller.
+	res, err := e.execute(ctx, q, deps, nil, pos)
+	if err != nil {
+		return nil, err
+	}
+	res.Cache = CacheMiss
+	return res, nil
+}
+
+// execute runs q in the store, reading federated datasets from their sources.
+func (e *Engine) execute(ctx context.Context, q Query, deps, federated []string, pos position.LSN) (*Result, error) {
 	temp, err := e.readSources(ctx, federated)
 	if err != nil {
 		return nil, err
@@ -82,7 +119,7 @@ func (e *Engine) Query(ctx context.Context, q Query) (res *Result, err error) {
 			rd.Release()
 		}
 	}()
-	res, err = e.store.Query(ctx, StoreQuery{SQL: q.SQL, Args: q.Args, Temp: temp})
+	res, err := e.store.Query(ctx, StoreQuery{SQL: q.SQL, Args: q.Args, Temp: temp})
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
@@ -100,10 +137,6 @@ func (e *Engine) Query(ctx context.Context, q Query) (res *Result, err error) {
 		}
 	}
 	res.Position, res.Cache = pos, CacheBypass
-	if cacheable {
-		res.Cache = CacheMiss
-		e.Cache.Put(key, res)
-	}
 	return res, nil
 }
 
