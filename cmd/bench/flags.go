@@ -61,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.DurationVar(&c.OpenDuration, "duration", bench.DefaultOpenDuration, "open loop: time per scenario and rate")
 	fs.IntVar(&c.MaxInFlight, "max-inflight", bench.DefaultMaxInFlight, "open loop: most requests outstanding")
 	fs.Float64Var(&c.WriteRate, "write-rate", bench.DefaultWriteRate, "POST /orders per second during the run (0: no writes, no freshness)")
+	fs.IntVar(&c.FreshnessSample, "freshness-sample", bench.DefaultFreshnessSample, "freshness: trace every n-th write through the hops (1: every write)")
 	fs.IntVar(&c.FreshnessConcurrency, "freshness-concurrency", bench.DefaultFreshnessConcurrency, "freshness: most reads in flight per hop (each write is read once per hop with Spice-Min-Position)")
 	fs.DurationVar(&c.FreshnessWindow, "freshness-window", bench.DefaultFreshnessWindow, "freshness: writes and their reads only, before the rounds (0: none)")
 	fs.DurationVar(&c.Grace, "grace", bench.DefaultGrace, "freshness: longest wait after the last write for the reads still in flight")
@@ -126,7 +127,7 @@ func applyQuick(fs *flag.FlagSet, c *bench.Config) {
 
 func validate(c *bench.Config) error {
 	switch {
-	case c.Requests < 0, c.Concurrency <= 0, c.Rounds <= 0, c.FreshnessConcurrency <= 0:
+	case c.Requests < 0, c.Concurrency <= 0, c.Rounds <= 0, c.FreshnessConcurrency <= 0, c.FreshnessSample <= 0:
 		return errors.New("-n must be >= 0, -c, --rounds and --freshness-concurrency > 0")
 	case c.WriteRate < 0:
 		return errors.New("--write-rate must be >= 0")

@@ -18,8 +18,10 @@
 // the token (at most FreshnessConcurrency reads in flight per hop), and the server
 // answers only once it reflects that position, or 504 after its bound (about
 // 10 s). The hop's lag is the answer's arrival minus the write's; it includes one
-// read's latency, and nothing is subtracted. This costs one read per write and
-// hop, where pollers cost hundreds a second whether anything changed or not, and
+// read's latency, and nothing is subtracted. Every n-th write is traced this way
+// (--freshness-sample, 10 by default): all writes happen at the write rate, but
+// reading each on every hop would be a load of its own. This costs one read per
+// traced write and hop, where pollers cost hundreds a second whether anything changed or not, and
 // it has no polling interval to blur the lag. Each answer's own Spice-Position
 // must be at or past the token: one below is a read-your-writes violation, a
 // correctness bug that the report puts first. A failed read (504, transport

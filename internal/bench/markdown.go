@@ -75,8 +75,8 @@ func writeSettings(b *strings.Builder, s Settings) {
 			rateList(s.Rates), s.OpenDuration)
 	}
 	fmt.Fprintf(b, "- Writes: POST /orders at %g/s for the whole run.\n", s.WriteRate)
-	fmt.Fprintf(b, "- Freshness: each write is read once on every hop with `Spice-Min-Position: <its token>`, at most %d such reads in flight per hop; a %s window with writes and those reads only, then the throughput rounds.\n",
-		s.FreshnessConcurrency, s.FreshnessWindow)
+	fmt.Fprintf(b, "- Freshness: every %d. write is read once on every hop with `Spice-Min-Position: <its token>` (all writes happen; tracing each would add a read per write and hop), at most %d such reads in flight per hop; a %s window with writes and those reads only, then the throughput rounds.\n",
+		max(s.FreshnessSample, 1), s.FreshnessConcurrency, s.FreshnessWindow)
 	fmt.Fprintf(b, "- Success rate counts 2xx answers only (oha counts any answer); Requests/sec counts every answer, as oha does, but the ratios compare 2xx answers per second, so a path that fails fast never looks fast. Latencies are from HDR histograms (3 significant digits), of answered requests.\n")
 	fmt.Fprintf(b, "- Write-to-visible lag: from the write's answer (its Spice-Position token) to the answer of the hop's read of it, which the server sends only once it reflects the token (it waits about 10 s at most, then answers 504). Nothing is subtracted: the lag includes one read's latency. The reads keep the results cache on, as any reader: with a minimum position no answer is older than the token, cached or not. Each answer's Spice-Position is checked to be at or past the token; one below is a read-your-writes violation, reported as such. A write whose read failed (504, error, or still waiting at the end of the grace period) counts as not seen, with the reason.\n\n")
 }

@@ -38,6 +38,7 @@ func (r *Runner) measure(ctx context.Context, res *SizeResult) error {
 	writer := NewWriter(r.writes, r.WriteRate, r.epoch)
 	watch := NewWatch(r.probes, probes, r.epoch)
 	watch.Concurrency = r.FreshnessConcurrency
+	watch.Sample = r.FreshnessSample
 	writer.OnWrite = watch.Read
 	writer.Open()
 	defer writer.Close()
@@ -54,7 +55,7 @@ func (r *Runner) measure(ctx context.Context, res *SizeResult) error {
 	watch.Open()
 	idleFrom := time.Since(r.epoch)
 	if r.FreshnessWindow > 0 {
-		r.printf("freshness: %s of writes at %g/s, each read once per hop, no other read load\n", r.FreshnessWindow, r.WriteRate)
+		r.printf("freshness: %s of writes at %g/s, every %d. read once per hop, no other read load\n", r.FreshnessWindow, r.WriteRate, r.FreshnessSample)
 		sleepUntil(ctx, time.Now().Add(r.FreshnessWindow))
 	}
 	loadFrom := time.Since(r.epoch)
@@ -73,7 +74,7 @@ func (r *Runner) measure(ctx context.Context, res *SizeResult) error {
 	cancel()
 
 	res.Writer = writer.Summary()
-	res.Freshness = r.freshness(probes, writer.Writes(), watch.Answers(), idleFrom, loadFrom, loadTo)
+	res.Freshness = r.freshness(probes, watch.Traced(), watch.Answers(), idleFrom, loadFrom, loadTo)
 	res.Notes = append(res.Notes, freshnessNotes(res.Freshness, watch.Concurrency)...)
 	res.Notes = append(res.Notes, cacheNotes(res.Closed)...)
 	for _, src := range r.Memory {

@@ -66,8 +66,10 @@ type Settings struct {
 	MaxInFlight  int           `json:"max_in_flight"`    // open loop
 	WriteRate    float64       `json:"write_rate"`
 	// FreshnessConcurrency bounds each hop's freshness reads in flight.
-	FreshnessConcurrency int           `json:"freshness_concurrency"`
-	FreshnessWindow      time.Duration `json:"freshness_window_ns"`
+	FreshnessConcurrency int `json:"freshness_concurrency"`
+	// FreshnessSample: every n-th write is traced through the hops.
+	FreshnessSample int           `json:"freshness_sample"`
+	FreshnessWindow time.Duration `json:"freshness_window_ns"`
 }
 
 // SizeResult is the measurement at one data size.

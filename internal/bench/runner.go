@@ -61,6 +61,8 @@ type Config struct {
 	// FreshnessConcurrency bounds each hop's freshness reads in flight (one read
 	// per write and hop); DefaultFreshnessConcurrency when zero.
 	FreshnessConcurrency int
+	// FreshnessSample traces every n-th write; DefaultFreshnessSample when zero.
+	FreshnessSample int
 	// FreshnessWindow is the time with writes and their freshness reads only,
 	// before the throughput rounds; DefaultFreshnessWindow when zero, none when
 	// negative.
@@ -115,6 +117,7 @@ func NewRunner(cfg Config) *Runner {
 	setDefault(&cfg.OpenDuration, DefaultOpenDuration)
 	setDefault(&cfg.MaxInFlight, DefaultMaxInFlight)
 	setDefault(&cfg.FreshnessConcurrency, DefaultFreshnessConcurrency)
+	setDefault(&cfg.FreshnessSample, DefaultFreshnessSample)
 	setDefault(&cfg.FreshnessWindow, DefaultFreshnessWindow)
 	setDefault(&cfg.Grace, DefaultGrace)
 	setDefault(&cfg.SyncTimeout, DefaultSyncTimeout)
@@ -141,6 +144,7 @@ func (r *Runner) Settings() Settings {
 		BaseURL: r.BaseURL, Quick: r.Quick, Requests: r.Requests, Concurrency: r.Concurrency,
 		Rounds: r.Rounds, Warmup: max(r.Warmup, 0), Rates: r.Rates, OpenDuration: r.OpenDuration,
 		MaxInFlight: r.MaxInFlight, WriteRate: r.WriteRate, FreshnessConcurrency: r.FreshnessConcurrency,
+		FreshnessSample: r.FreshnessSample,
 		FreshnessWindow: max(r.FreshnessWindow, 0),
 	}
 	if r.Duration > 0 {

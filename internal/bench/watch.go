@@ -16,6 +16,11 @@ import (
 // it covers lags up to about 1.3 s before a read has to wait for a slot.
 const DefaultFreshnessConcurrency = 128
 
+// DefaultFreshnessSample traces every 10th write through the hops. Every write
+// still happens at the write rate; reading each one on every hop would add three
+// reads per write, a load of its own on a small machine.
+const DefaultFreshnessSample = 10
+
 // maxMessage bounds the part of a failed answer's body kept as its reason.
 const maxMessage = 200
 
@@ -42,6 +47,9 @@ type Watch struct {
 	// when zero. A read that finds no free slot waits for one, and is marked
 	// Queued: its lag includes the wait.
 	Concurrency int
+	// Sample traces every Sample-th write (1: every write);
+	// DefaultFreshnessSample when zero.
+	Sample int
 
 	probes []Probe
 	client *Client
@@ -49,6 +57,8 @@ type Watch struct {
 
 	mu      sync.Mutex
 	open    bool
+	seen    int     // writes offered while open
+	traced  []Write // the sampled writes, read on every hop
 	answers []Answer
 	slots   []chan struct{} // per probe
 
@@ -70,6 +80,9 @@ func (w *Watch) Open() {
 	if w.Concurrency <= 0 {
 		w.Concurrency = DefaultFreshnessConcurrency
 	}
+	if w.Sample <= 0 {
+		w.Sample = DefaultFreshnessSample
+	}
 	w.slots = make([]chan struct{}, len(w.probes))
 	for i := range w.slots {
 		w.slots[i] = make(chan struct{}, w.Concurrency)
@@ -87,9 +100,21 @@ func (w *Watch) Read(wr Write) {
 	if !w.open {
 		return
 	}
+	w.seen++
+	if (w.seen-1)%w.Sample != 0 {
+		return
+	}
+	w.traced = append(w.traced, wr)
 	for i, p := range w.probes {
 		w.wg.Go(func() { w.read(p, w.slots[i], wr) })
 	}
+}
+
+// Traced returns the writes that were read on every hop.
+func (w *Watch) Traced() []Write {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Write(nil), w.traced...)
 }
 
 // Close stops taking writes and waits for the reads in flight until ctx ends;
