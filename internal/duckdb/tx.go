@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -171,7 +170,7 @@ func (t *Tx) Append(table string, rd array.RecordReader, opt engine.AppendOption
 	case len(opt.Key) > 0:
 		query = `INSERT INTO ` + tbl + ` SELECT * FROM {in} i WHERE NOT EXISTS (SELECT 1 FROM ` + tbl + ` t WHERE ` + keyMatch("t", "i", opt.Key) + `)`
 	case opt.Column != "" && opt.Since != nil:
-		lit, err := literal(opt.Since)
+		lit, err := engine.Literal(opt.Since)
 		if err != nil {
 			return 0, err
 		}
@@ -238,20 +237,6 @@ func (t *Tx) tableExists(table string) (bool, error) {
 		return false, fmt.Errorf("look up table %s: %w", table, err)
 	}
 	return n > 0, nil
-}
-
-// literal renders v (a bound computed from local data) as a DuckDB literal.
-func literal(v any) (string, error) {
-	switch x := v.(type) {
-	case time.Time:
-		return "'" + x.UTC().Format("2006-01-02 15:04:05.999999") + "+00'", nil
-	case int, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64:
-		return fmt.Sprint(x), nil
-	case string:
-		return "'" + strings.ReplaceAll(x, "'", "''") + "'", nil
-	default:
-		return "", fmt.Errorf("cannot use a %T as an append bound", v)
-	}
 }
 
 func keyMatch(a, b string, cols []string) string {

@@ -33,11 +33,11 @@ func (e *Engine) applyRetention(ctx context.Context, d *dataset) error {
 		return nil
 	}
 	cutoff := timeBound(d.spec.TimeFormat, time.Now().Add(-d.spec.Acceleration.RetentionPeriod))
-	lit := fmt.Sprint(cutoff)
-	if t, ok := cutoff.(time.Time); ok {
-		lit = "'" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00'"
+	lit, err := Literal(cutoff)
+	if err != nil {
+		return fmt.Errorf("retention of %s: %w", d.name, err)
 	}
-	err := e.store.Update(ctx, func(tx StoreTx) error {
+	err = e.store.Update(ctx, func(tx StoreTx) error {
 		return tx.Exec("DELETE FROM " + quoteIdent(d.name) + " WHERE " + quoteIdent(d.spec.TimeColumn) + " < " + lit)
 	})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -181,7 +180,7 @@ func SelectSQL(table string, columns []string, req engine.ScanRequest) (string, 
 		conds = append(conds, "("+w+")")
 	}
 	if req.Since != nil {
-		lit, err := literal(req.Since.Value)
+		lit, err := engine.Literal(req.Since.Value)
 		if err != nil {
 			return "", err
 		}
@@ -191,18 +190,4 @@ func SelectSQL(table string, columns []string, req engine.ScanRequest) (string, 
 		sql += " WHERE " + strings.Join(conds, " AND ")
 	}
 	return sql, nil
-}
-
-// literal renders an append bound as a SQL literal both DuckDB and DataFusion read.
-func literal(v any) (string, error) {
-	switch x := v.(type) {
-	case time.Time:
-		return "'" + x.UTC().Format("2006-01-02 15:04:05.999999") + "+00'", nil
-	case int, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64:
-		return fmt.Sprint(x), nil
-	case string:
-		return "'" + strings.ReplaceAll(x, "'", "''") + "'", nil
-	default:
-		return "", fmt.Errorf("cannot use a %T as a bound on the upstream", v)
-	}
 }

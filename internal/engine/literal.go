@@ -1,0 +1,24 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Literal renders a bound computed from local data (an append boundary, a data
+// window, a retention cutoff) as a SQL literal that DuckDB, Postgres and
+// DataFusion all read: times in UTC with an explicit offset, numbers as they are,
+// strings quoted.
+func Literal(v any) (string, error) {
+	switch x := v.(type) {
+	case time.Time:
+		return "'" + x.UTC().Format("2006-01-02 15:04:05.999999") + "+00'", nil
+	case int, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64:
+		return fmt.Sprint(x), nil
+	case string:
+		return "'" + strings.ReplaceAll(x, "'", "''") + "'", nil
+	default:
+		return "", fmt.Errorf("cannot use a %T as a bound in SQL", v)
+	}
+}
