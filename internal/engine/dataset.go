@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -414,18 +413,6 @@ func (e *Engine) SetFeedStatus(datasets []string, st FeedStatus) {
 	}
 }
 
-// ResetDatasets marks datasets as not loaded (a feed lost its slot and must take a
-// new snapshot); queries fail with ErrNotReady until the next Apply.
-func (e *Engine) ResetDatasets(datasets []string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, name := range datasets {
-		if d, ok := e.datasets[name]; ok {
-			d.state = StateInitializing
-		}
-	}
-}
-
 // Status describes every dataset and view, sorted by name.
 func (e *Engine) Status(ctx context.Context) []Status {
 	var out []Status
@@ -485,5 +472,3 @@ func setTimes(st *Status, last time.Time, err error, errAt time.Time) {
 		st.LastErrorAt = &t
 	}
 }
-
-var errNoSource = errors.New("dataset has no source")

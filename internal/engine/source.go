@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -47,8 +46,8 @@ type Snapshot struct {
 	Position position.LSN
 }
 
-// Prober is implemented by sources that can report their health cheaply (used by
-// status pages and readiness of on_registration datasets). Optional.
+// Prober is implemented by sources that can check they are reachable without
+// reading data. Optional; connectors pin themselves to it.
 type Prober interface {
 	Ping(ctx context.Context) error
 }
@@ -61,6 +60,3 @@ type Prober interface {
 type Notifier interface {
 	Watch(ctx context.Context, changed func()) error
 }
-
-// Clock is injected where time matters; tests use the real clock.
-type Clock func() time.Time

@@ -48,14 +48,6 @@ func Parse(s string) (LSN, error) {
 	return LSN(h<<32 | l), nil
 }
 
-// Min returns the smaller of a and b, treating zero (unknown) as the smallest.
-func Min(a, b LSN) LSN {
-	if a < b {
-		return a
-	}
-	return b
-}
-
 // Header names that carry positions over HTTP; gRPC metadata uses the same names in
 // lower case.
 const (
