@@ -253,6 +253,27 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 	}
 }
 
+// refreshes is the total of the refresh counters of every dataset and view.
+func (r *runtime) refreshes(tb testing.TB) int64 {
+	tb.Helper()
+	_, body := r.get(tb, "/v1/datasets?status=true")
+	var list []struct {
+		Status *struct {
+			Refreshes int64 `json:"refreshes"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		tb.Fatalf("decode /v1/datasets?status=true %q: %v", body, err)
+	}
+	var n int64
+	for _, d := range list {
+		if d.Status != nil {
+			n += d.Status.Refreshes
+		}
+	}
+	return n
+}
+
 func (r *runtime) waitReady(tb testing.TB) {
 	tb.Helper()
 	waitFor(tb, "/v1/ready", func() bool { code, _ := r.get(tb, "/v1/ready"); return code == http.StatusOK })
