@@ -42,9 +42,11 @@ type Config struct {
 	AcceleratedAddr  string
 	MaterializedAddr string
 	RuntimeTimeout   time.Duration
+	RuntimeProtocol  string
 	RequestTimeout   time.Duration
 	ShutdownTimeout  time.Duration
 	TrustedProxies   []string
+	DebugAddr        string // pprof; empty: off
 	LogLevel         slog.Level
 	LogFormat        string // "text" or "json"
 }
@@ -73,12 +75,22 @@ var envVars = []envVar{
 		func(c *Config, v string) (err error) { c.MaterializedAddr, err = flightAddr(v); return err }},
 	{"RUNTIME_QUERY_TIMEOUT", ranking.DefaultTimeout.String(), "longest a runtime query may take (keep it above the runtime's 10s min-position wait)",
 		func(c *Config, v string) (err error) { c.RuntimeTimeout, err = duration(v); return err }},
+	{"RUNTIME_PROTOCOL", ranking.ProtocolFlight, "how the api reads a runtime: flight (one DoGet whose ticket is the SQL) or flightsql (GetFlightInfo, then DoGet, as the recipe's driver)",
+		func(c *Config, v string) error {
+			if v != ranking.ProtocolFlight && v != ranking.ProtocolFlightSQL {
+				return fmt.Errorf("want %s or %s", ranking.ProtocolFlight, ranking.ProtocolFlightSQL)
+			}
+			c.RuntimeProtocol = v
+			return nil
+		}},
 	{"API_REQUEST_TIMEOUT", api.DefaultRequestTimeout.String(), "longest a request may take",
 		func(c *Config, v string) (err error) { c.RequestTimeout, err = duration(v); return err }},
 	{"API_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout.String(), "how long requests in flight may finish on SIGINT/SIGTERM",
 		func(c *Config, v string) (err error) { c.ShutdownTimeout, err = duration(v); return err }},
 	{"API_TRUSTED_PROXIES", strings.Join(api.DefaultTrustedProxies, ","), "CIDRs of proxies whose X-Forwarded-For the request log believes",
 		func(c *Config, v string) error { c.TrustedProxies = splitList(v); return nil }},
+	{"API_DEBUG_ADDR", "", "address for Go's pprof profiles (/debug/pprof/); off when empty. Keep it off public interfaces",
+		func(c *Config, v string) error { c.DebugAddr = v; return nil }},
 	{"LOG_LEVEL", "info", "debug logs every request; info logs only failures (5xx)",
 		func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
 	{"LOG_FORMAT", "text", "text or json",

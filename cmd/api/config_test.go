@@ -25,7 +25,8 @@ func TestLoadConfig_Defaults(t *testing.T) {
 		c.AcceleratedAddr != "localhost:50051" || c.MaterializedAddr != "localhost:50052" ||
 		c.AcquireTimeout != 5*time.Second || c.RuntimeTimeout != 12*time.Second ||
 		c.RequestTimeout != 15*time.Second || c.ShutdownTimeout != 10*time.Second ||
-		c.LogLevel != slog.LevelInfo || c.LogFormat != "text" {
+		c.LogLevel != slog.LevelInfo || c.LogFormat != "text" ||
+		c.RuntimeProtocol != "flight" || c.DebugAddr != "" {
 		t.Fatalf("defaults=%+v", c)
 	}
 }
@@ -40,6 +41,8 @@ func TestLoadConfig_Set(t *testing.T) {
 		"API_TRUSTED_PROXIES":      "10.0.0.0/8, 172.16.0.0/12",
 		"LOG_LEVEL":                "debug",
 		"LOG_FORMAT":               "json",
+		"RUNTIME_PROTOCOL":         "flightsql",
+		"API_DEBUG_ADDR":           "127.0.0.1:6060",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +50,8 @@ func TestLoadConfig_Set(t *testing.T) {
 	if c.Addr != "127.0.0.1:8080" || c.PoolSize != 7 || c.AcceleratedAddr != "accelerated:50051" ||
 		c.MaterializedAddr != "materialized:50051" || c.AcquireTimeout != 250*time.Millisecond ||
 		strings.Join(c.TrustedProxies, " ") != "10.0.0.0/8 172.16.0.0/12" ||
-		c.LogLevel != slog.LevelDebug || c.LogFormat != "json" {
+		c.LogLevel != slog.LevelDebug || c.LogFormat != "json" ||
+		c.RuntimeProtocol != "flightsql" || c.DebugAddr != "127.0.0.1:6060" {
 		t.Fatalf("config=%+v", c)
 	}
 }
@@ -62,6 +66,7 @@ func TestLoadConfig_Errors(t *testing.T) {
 		{"MATERIALIZED_FLIGHT_ADDR", "materialized", `MATERIALIZED_FLIGHT_ADDR="materialized": want host:port, like accelerated:50051`},
 		{"LOG_LEVEL", "loud", `LOG_LEVEL="loud"`},
 		{"LOG_FORMAT", "xml", `LOG_FORMAT="xml": want text or json`},
+		{"RUNTIME_PROTOCOL", "grpc", `RUNTIME_PROTOCOL="grpc": want flight or flightsql`},
 	} {
 		_, err := main.LoadConfig(env(map[string]string{tt.name: tt.value}))
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {

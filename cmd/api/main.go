@@ -1,5 +1,5 @@
 // Command api serves the CQRS recipe over HTTP: it writes orders to Postgres and
-// reads the top-5 ranking from Postgres and from the two runtimes over Flight SQL.
+// reads the top-5 ranking from Postgres and from the two runtimes over Arrow Flight.
 // It is configured by environment variables; `api --help` lists them.
 package main
 
@@ -9,9 +9,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -90,6 +94,8 @@ type Main struct {
 	Accelerated  *ranking.Flight
 	Materialized *ranking.Flight
 	Server       *api.Server
+
+	debug *http.Server
 }
 
 // NewMain returns a Main with the default configuration.
@@ -135,6 +141,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Materialized = ranking.NewFlight("materialized runtime", cfg.MaterializedAddr, ranking.MaterializedQuery)
 	for _, f := range []*ranking.Flight{m.Accelerated, m.Materialized} {
 		f.Timeout = cfg.RuntimeTimeout
+		f.Protocol = cfg.RuntimeProtocol
 		if err := f.Open(); err != nil {
 			return err
 		}
@@ -153,9 +160,21 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.Server.Open(); err != nil {
 		return err
 	}
+	if cfg.DebugAddr != "" {
+		ln, err := net.Listen("tcp", cfg.DebugAddr)
+		if err != nil {
+			return fmt.Errorf("API_DEBUG_ADDR: listen on %s: %w", cfg.DebugAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		m.debug = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = m.debug.Serve(ln) }()
+		m.Logger.Info("pprof listening", "addr", ln.Addr().String())
+	}
 	m.Logger.Info("api listening", "addr", m.Server.ListenAddr().String(),
 		"postgres", m.Store.Addr(), "accelerated", cfg.AcceleratedAddr, "materialized", cfg.MaterializedAddr,
-		"pool_size", cfg.PoolSize)
+		"pool_size", cfg.PoolSize, "runtime_protocol", cfg.RuntimeProtocol)
 	return nil
 }
 
@@ -167,6 +186,9 @@ func (m *Main) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 		errs = append(errs, m.Server.Close(ctx))
 		cancel()
+	}
+	if m.debug != nil {
+		errs = append(errs, m.debug.Close())
 	}
 	for _, f := range []*ranking.Flight{m.Accelerated, m.Materialized} {
 		if f != nil {

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cqrs-spice/cqrs/internal/duckdb"
 	"github.com/cqrs-spice/cqrs/internal/engine"
 )
 
@@ -71,7 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.DataDir, "data-dir", ".spice/data", "directory of the DuckDB file for datasets with acceleration mode: file")
 	fs.StringVar(&cfg.InstanceID, "instance-id", envOr("SPICE_INSTANCE_ID", ""), "names this instance's replication slot; keep it stable across restarts (replicas of one spicepod need distinct ids)")
 	fs.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
-	fs.IntVar(&cfg.DuckDBThreads, "duckdb-threads", 0, "DuckDB worker threads per query; 0 keeps DuckDB's default (all cores). 1 suits many small concurrent queries")
+	fs.IntVar(&cfg.DuckDBThreads, "duckdb-threads", duckdb.DefaultThreads(), "DuckDB threads (default half the cores: many small queries run side by side, each on its own connection)")
 	fs.DurationVar(&cfg.MinPositionTimeout, "min-position-timeout", engine.DefaultMinPositionTimeout, "how long a query waits for the position a reader asks for with Spice-Min-Position")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: dataruntime [flags]

@@ -42,7 +42,7 @@ type Config struct {
 	LogLevel    string
 	// MinPositionTimeout bounds waits for Spice-Min-Position; engine default when 0.
 	MinPositionTimeout time.Duration
-	// DuckDBThreads is DuckDB's thread count; 0 keeps its default.
+	// DuckDBThreads is DuckDB's thread count; 0 means duckdb.DefaultThreads().
 	DuckDBThreads int
 }
 

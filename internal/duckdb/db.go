@@ -37,6 +37,14 @@ const (
 	writeConns = 2
 )
 
+// DefaultThreads is DuckDB's thread count unless set: half the cores, at least
+// one. A runtime serves many small queries at once, each on the goroutine that
+// asked, so DuckDB's own default (every core for each query) mostly adds
+// scheduling: on 2 cores the recipe's view over 100k orders took 1.9 ms with 1
+// thread and 2.8 ms with 2 one at a time, and four at a time answered 1.27x the
+// queries per second with 1 thread; at 1M orders 1 thread was still faster.
+func DefaultThreads() int { return max(1, runtime.NumCPU()/2) }
+
 // Errors returned by this package; match with errors.Is.
 var (
 	// ErrReadOnly: a user query was not a single SELECT.
@@ -54,7 +62,7 @@ type DB struct {
 	// MemoryLimit is DuckDB's memory_limit, such as "2GB"; empty keeps DuckDB's
 	// default (80% of RAM).
 	MemoryLimit string
-	// Threads is DuckDB's worker thread count; 0 keeps DuckDB's default (all cores).
+	// Threads is DuckDB's thread count; 0 means DefaultThreads().
 	Threads int
 	// QueryTimeout bounds each user query; DefaultQueryTimeout when zero.
 	QueryTimeout time.Duration
@@ -69,6 +77,8 @@ type DB struct {
 	wdb        *sql.DB  // writes, on the same database
 	inspected  sync.Map // query text -> *inspection
 	ninspected atomic.Int64
+	stmts      sync.Map // driver.Conn -> *connStmts: what each read connection has prepared
+	nstmts     atomic.Uint64
 }
 
 // New returns a DB stored at path ("" for memory). Call Open before use.
@@ -95,9 +105,10 @@ func (d *DB) Open(ctx context.Context) error {
 	if d.MemoryLimit != "" {
 		q.Set("memory_limit", d.MemoryLimit)
 	}
-	if d.Threads > 0 {
-		q.Set("threads", strconv.Itoa(d.Threads))
+	if d.Threads <= 0 {
+		d.Threads = DefaultThreads()
 	}
+	q.Set("threads", strconv.Itoa(d.Threads))
 	connector, err := duckdb.NewConnector(d.Path+"?"+q.Encode(), nil)
 	if err != nil {
 		return fmt.Errorf("open duckdb %q: %w", d.displayPath(), err)

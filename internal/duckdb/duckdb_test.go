@@ -5,6 +5,7 @@ package duckdb_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -339,5 +340,95 @@ func TestTempShadowsTableForOneQuery(t *testing.T) {
 	}
 	if got, want := scalar(t, db, "SELECT sum(count) FROM orders"), "3"; got != want {
 		t.Fatalf("sum afterwards=%s, want %s", got, want)
+	}
+}
+
+// A query run again runs as a prepared statement on its connection; it must see
+// every change a fresh query sees: inserts, a replaced table, a table with other
+// columns, a dropped table (the same error) and a table created again.
+func TestRepeatedQueriesSeeEveryChange(t *testing.T) {
+	db := MustOpen(t, "")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mem := memory.DefaultAllocator
+	const q = "SELECT sum(count) FROM orders"
+	// More runs than read connections, so every connection prepares it.
+	runs := 2*db.MaxConns + 1
+	check := func(want string) {
+		t.Helper()
+		for range runs {
+			if got := scalar(t, db, q); got != want {
+				t.Fatalf("%s = %s, want %s", q, got, want)
+			}
+		}
+	}
+	write(t, db, func(tx *duckdb.Tx) error {
+		_, err := tx.Replace("orders", orders(t, mem, order{1, 1, 5, t0}))
+		return err
+	})
+	check("5")
+	// The queries above ran one at a time, so on one connection: it holds the
+	// statement.
+	if got := scalar(t, db, "SELECT count(*) FROM duckdb_prepared_statements() WHERE statement LIKE '%sum(count) FROM orders'"); got != "1" {
+		t.Fatalf("prepared statements of %q: %s, want 1", q, got)
+	}
+	write(t, db, func(tx *duckdb.Tx) error {
+		_, err := tx.Insert("orders", orders(t, mem, order{2, 1, 7, t0}))
+		return err
+	})
+	check("12")
+	write(t, db, func(tx *duckdb.Tx) error {
+		_, err := tx.Replace("orders", orders(t, mem, order{3, 2, 1, t0}))
+		return err
+	})
+	check("1")
+	write(t, db, func(tx *duckdb.Tx) error {
+		return tx.Exec("CREATE OR REPLACE TABLE orders AS SELECT 40 AS count, 'x' AS note UNION ALL SELECT 2, 'y'")
+	})
+	check("42")
+
+	fresh := func() error {
+		res, err := db.Query(context.Background(), engine.StoreQuery{SQL: "SELECT sum(count) FROM orders WHERE true"})
+		if err == nil {
+			res.Release()
+		}
+		return err
+	}
+	write(t, db, func(tx *duckdb.Tx) error { return tx.Exec("DROP TABLE orders") })
+	want := fresh()
+	if want == nil {
+		t.Fatal("a query of a dropped table succeeded")
+	}
+	for range runs {
+		res, err := db.Query(context.Background(), engine.StoreQuery{SQL: q})
+		if err == nil {
+			res.Release()
+			t.Fatal("a repeated query of a dropped table succeeded")
+		}
+		if !strings.Contains(err.Error(), "orders") || !strings.Contains(err.Error(), "does not exist") {
+			t.Fatalf("repeated query of a dropped table: %v, want the error a fresh query gets: %v", err, want)
+		}
+	}
+	write(t, db, func(tx *duckdb.Tx) error {
+		_, err := tx.Replace("orders", orders(t, mem, order{4, 1, 9, t0}))
+		return err
+	})
+	check("9")
+}
+
+// More distinct repeated queries than a connection keeps prepared: each answer
+// stays right as older statements are let go.
+func TestManyRepeatedQueries(t *testing.T) {
+	db := MustOpen(t, "")
+	write(t, db, func(tx *duckdb.Tx) error {
+		_, err := tx.Replace("orders", orders(t, memory.DefaultAllocator, order{1, 1, 5, time.Now()}))
+		return err
+	})
+	for round := range 3 {
+		for i := range 150 {
+			sql := fmt.Sprintf("SELECT sum(count) + %d FROM orders", i)
+			if got, want := scalar(t, db, sql), fmt.Sprint(5+i); got != want {
+				t.Fatalf("round %d: %s = %s, want %s", round, sql, got, want)
+			}
+		}
 	}
 }

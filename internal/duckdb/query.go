@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -70,11 +71,17 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 		}
 		defer exec.ExecContext(context.Background(), "DROP TABLE IF EXISTS temp."+Ident(name), nil)
 	}
-	hugeCols, err := d.inspect(dc, q.SQL)
+	insp, err := d.inspect(dc, q.SQL)
 	if err != nil {
 		return nil, err
 	}
-	rd, err := a.QueryContext(ctx, q.SQL, q.Args...)
+	hugeCols := insp.huge
+	var rd array.RecordReader
+	if len(q.Args) == 0 && len(q.Temp) == 0 && insp.params == 0 && insp.seen.Add(1) > 1 {
+		rd, err = d.execute(ctx, a, dc, q.SQL)
+	} else {
+		rd, err = a.QueryContext(ctx, q.SQL, q.Args...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -101,23 +108,26 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 	return res, nil
 }
 
-// inspection is what Prepare tells about a query text: it is a single SELECT, and
-// which result columns are HUGEINT. Both depend on the text alone (the HUGEINT set
-// is re-checked against each result's Arrow schema), so it is computed once.
+// inspection is what Prepare tells about a query text: it is a single SELECT,
+// how many parameters it takes, and which result columns are HUGEINT. All depend
+// on the text alone (the HUGEINT set is re-checked against each result's Arrow
+// schema), so it is computed once.
 type inspection struct {
-	huge map[int]bool
+	huge   map[int]bool
+	params int
+	seen   atomic.Int64 // runs without arguments; the second one prepares it
 }
 
 // maxInspections bounds the cache of inspected query texts.
 const maxInspections = 4096
 
-// inspect checks that query is a single SELECT and returns the indexes of its
-// HUGEINT result columns, preparing it only the first time a text is seen.
-func (d *DB) inspect(dc driver.Conn, query string) (map[int]bool, error) {
+// inspect checks that query is a single SELECT and describes it, preparing it
+// only the first time a text is seen.
+func (d *DB) inspect(dc driver.Conn, query string) (*inspection, error) {
 	if v, ok := d.inspected.Load(query); ok {
-		return v.(*inspection).huge, nil
+		return v.(*inspection), nil
 	}
-	huge, err := inspect(dc, query)
+	insp, err := inspect(dc, query)
 	if err != nil {
 		return nil, err
 	}
@@ -125,12 +135,12 @@ func (d *DB) inspect(dc driver.Conn, query string) (map[int]bool, error) {
 		d.inspected.Clear()
 		d.ninspected.Store(0)
 	}
-	d.inspected.Store(query, &inspection{huge: huge})
-	return huge, nil
+	v, _ := d.inspected.LoadOrStore(query, insp)
+	return v.(*inspection), nil
 }
 
-func inspect(dc driver.Conn, query string) (map[int]bool, error) {
-	st, err := dc.Prepare(query)
+func inspect(dc driver.Conn, query string) (*inspection, error) {
+	st, err := dc.Prepare(query) // refuses more than one statement
 	if err != nil {
 		return nil, err
 	}
@@ -143,24 +153,80 @@ func inspect(dc driver.Conn, query string) (map[int]bool, error) {
 	if typ != duckdb.STATEMENT_TYPE_SELECT {
 		return nil, fmt.Errorf("%w: got a %s statement; this runtime serves reads only, write to the source instead", ErrReadOnly, stmtName(typ))
 	}
+	insp := &inspection{params: s.NumInput()}
 	n, err := s.ColumnCount()
 	if err != nil {
 		return nil, fmt.Errorf("inspect result columns: %w", err)
 	}
-	var huge map[int]bool
 	for i := 0; i < n; i++ {
 		t, err := s.ColumnType(i)
 		if err != nil {
 			return nil, fmt.Errorf("inspect result column %d: %w", i, err)
 		}
 		if t == duckdb.TYPE_HUGEINT {
-			if huge == nil {
-				huge = map[int]bool{}
+			if insp.huge == nil {
+				insp.huge = map[int]bool{}
 			}
-			huge[i] = true
+			insp.huge[i] = true
 		}
 	}
-	return huge, nil
+	return insp, nil
+}
+
+// maxStmtsPerConn bounds the statements one connection keeps prepared.
+const maxStmtsPerConn = 64
+
+// connStmts are the statements one read connection has prepared, by query text.
+// A connection serves one query at a time, so it needs no lock.
+type connStmts struct {
+	names map[string]string
+	order []string // query texts, oldest first
+}
+
+// execute runs a query that has been seen before as a statement prepared on this
+// connection (DuckDB's PREPARE, then EXECUTE): planning the recipe's view query
+// costs about as much as running it over 100k orders, and a prepared plan is
+// planned once. DuckDB re-binds a prepared statement by itself when a table it
+// reads is replaced. Should EXECUTE fail, the statement is dropped and the query
+// runs as written, so that errors read exactly as without preparing.
+func (d *DB) execute(ctx context.Context, a *duckdb.Arrow, dc driver.Conn, query string) (array.RecordReader, error) {
+	v, _ := d.stmts.LoadOrStore(dc, &connStmts{names: map[string]string{}})
+	cs := v.(*connStmts)
+	exec := dc.(driver.ExecerContext)
+	name, ok := cs.names[query]
+	if !ok {
+		name = fmt.Sprintf("spice_stmt_%d", d.nstmts.Add(1))
+		if _, err := exec.ExecContext(ctx, "PREPARE "+name+" AS "+query, nil); err != nil {
+			return a.QueryContext(ctx, query)
+		}
+		if len(cs.order) == maxStmtsPerConn {
+			oldest := cs.order[0]
+			cs.order = cs.order[1:]
+			d.deallocate(exec, cs, oldest)
+		}
+		cs.names[query] = name
+		cs.order = append(cs.order, query)
+	}
+	rd, err := a.QueryContext(ctx, "EXECUTE "+name)
+	if err == nil || ctx.Err() != nil {
+		return rd, err
+	}
+	d.deallocate(exec, cs, query)
+	for i, q := range cs.order {
+		if q == query {
+			cs.order = append(cs.order[:i], cs.order[i+1:]...)
+			break
+		}
+	}
+	return a.QueryContext(ctx, query)
+}
+
+func (d *DB) deallocate(exec driver.ExecerContext, cs *connStmts, query string) {
+	name := cs.names[query]
+	delete(cs.names, query)
+	if _, err := exec.ExecContext(context.Background(), "DEALLOCATE "+name, nil); err != nil {
+		d.Logger.Debug("deallocate prepared statement", "name", name, "error", err)
+	}
 }
 
 func narrowSchema(s *arrow.Schema, huge map[int]bool) *arrow.Schema {

@@ -10,9 +10,12 @@
 //	AcceleratedQuery   the same query, sent to the accelerated runtime
 //	MaterializedQuery  a scan of the materialized runtime's rankings table
 //
-// A Flight reads one runtime over Arrow Flight SQL. It keeps one gRPC client for
-// its whole life (gRPC multiplexes concurrent calls over one connection) and bounds
-// each call with Timeout:
+// A Flight reads one runtime over Arrow Flight: by default with one DoGet whose
+// ticket is the query text (Spice's Flight service and ours run such a ticket as
+// SQL), or with Protocol = ProtocolFlightSQL as the recipe's Flight SQL driver does,
+// GetFlightInfo and then DoGet. It keeps one gRPC client for its whole life (gRPC
+// multiplexes concurrent calls over one connection) and bounds each call with
+// Timeout:
 //
 //	acc := ranking.NewFlight("accelerated runtime", "accelerated:50051", ranking.AcceleratedQuery)
 //	if err := acc.Open(); err != nil { ... }

@@ -41,9 +41,23 @@ const (
 	metadataCacheControl = "cache-control"
 )
 
-// Flight reads a ranking from one runtime over Arrow Flight SQL: GetFlightInfo for
-// the query, then DoGet on each endpoint, all on one long-lived client.
+// Protocols a Flight reads with.
+const (
+	// ProtocolFlight sends the SQL as the ticket of one DoGet: one round trip.
+	// Spice's Flight service, and ours, run a ticket that is not a Flight SQL
+	// message as SQL text.
+	ProtocolFlight = "flight"
+	// ProtocolFlightSQL asks GetFlightInfo(CommandStatementQuery) and then DoGets
+	// each endpoint, as the recipe's database/sql driver does: two round trips.
+	ProtocolFlightSQL = "flightsql"
+)
+
+// Flight reads a ranking from one runtime over Arrow Flight, all on one
+// long-lived client: by default with one DoGet whose ticket is the query, or the
+// Flight SQL way (see Protocol).
 type Flight struct {
+	// Protocol is ProtocolFlight (the default when empty) or ProtocolFlightSQL.
+	Protocol string
 	// Timeout bounds each Ranking call; DefaultTimeout when zero.
 	Timeout time.Duration
 	// PingTimeout bounds each Ping; DefaultPingTimeout when zero.
@@ -127,6 +141,15 @@ func (f *Flight) run(ctx context.Context, timeout time.Duration, req Request) (R
 	defer cancel()
 	ctx = outgoing(ctx, req)
 
+	if f.Protocol != ProtocolFlightSQL {
+		res := Result{Rows: make([]Row, 0, Limit)}
+		pos, cache, err := f.fetch(ctx, &flight.Ticket{Ticket: []byte(f.query)}, &res.Rows)
+		if err != nil {
+			return Result{}, f.wrap(ctx, timeout, "query", err)
+		}
+		res.Position, res.CacheStatus = pos, cache
+		return res, nil
+	}
 	var infoMD metadata.MD
 	info, err := f.client.Execute(ctx, f.query, grpc.Header(&infoMD))
 	if err != nil {
@@ -134,7 +157,7 @@ func (f *Flight) run(ctx context.Context, timeout time.Duration, req Request) (R
 	}
 	res := Result{Rows: make([]Row, 0, Limit)}
 	for i, ep := range info.GetEndpoint() {
-		pos, cache, err := f.fetch(ctx, ep, &res.Rows)
+		pos, cache, err := f.fetch(ctx, ep.GetTicket(), &res.Rows)
 		if err != nil {
 			return Result{}, f.wrap(ctx, timeout, "fetch", err)
 		}
@@ -157,12 +180,12 @@ func (f *Flight) run(ctx context.Context, timeout time.Duration, req Request) (R
 	return res, nil
 }
 
-// fetch reads one endpoint to its end, appending its rows, and returns the
+// fetch reads one ticket to its end, appending its rows, and returns the
 // position and cache status of its header. grpc.Header is filled in only once the
 // stream has finished, which reading to the end guarantees.
-func (f *Flight) fetch(ctx context.Context, ep *flight.FlightEndpoint, rows *[]Row) (position.LSN, string, error) {
+func (f *Flight) fetch(ctx context.Context, t *flight.Ticket, rows *[]Row) (position.LSN, string, error) {
 	var md metadata.MD
-	rdr, err := f.client.DoGet(ctx, ep.GetTicket(), grpc.Header(&md))
+	rdr, err := f.client.DoGet(ctx, t, grpc.Header(&md))
 	if err != nil {
 		return 0, "", err
 	}

@@ -13,11 +13,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/ranking"
@@ -40,20 +43,41 @@ type runtime struct {
 	md    metadata.MD // incoming metadata of the last GetFlightInfo
 }
 
-func (s *runtime) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+// called records a call's query and metadata and plays the configured delay and
+// error.
+func (s *runtime) called(ctx context.Context, query string) error {
 	md, _ := metadata.FromIncomingContext(ctx)
 	s.mu.Lock()
-	s.query, s.md = cmd.GetQuery(), md
+	s.query, s.md = query, md
 	s.mu.Unlock()
 	if s.delay > 0 {
 		select {
 		case <-time.After(s.delay):
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	if s.err != nil {
-		return nil, s.err
+	return s.err
+}
+
+// answer stamps the header and returns the answer's one record batch.
+func (s *runtime) answer(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	if s.pos != "" {
+		_ = grpc.SetHeader(ctx, metadata.Pairs("spice-position", s.pos, "results-cache-status", s.cache))
+	}
+	rec, _, err := array.RecordFromJSON(s.alloc, s.schema, strings.NewReader(s.rows))
+	if err != nil {
+		return nil, nil, err
+	}
+	ch := make(chan flight.StreamChunk, 1)
+	ch <- flight.StreamChunk{Data: rec}
+	close(ch)
+	return s.schema, ch, nil
+}
+
+func (s *runtime) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	if err := s.called(ctx, cmd.GetQuery()); err != nil {
+		return nil, err
 	}
 	ticket, err := flightsql.CreateStatementQueryTicket([]byte(cmd.GetQuery()))
 	if err != nil {
@@ -68,24 +92,51 @@ func (s *runtime) GetFlightInfoStatement(ctx context.Context, cmd flightsql.Stat
 }
 
 func (s *runtime) DoGetStatement(ctx context.Context, _ flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	if s.pos != "" {
-		_ = grpc.SetHeader(ctx, metadata.Pairs("spice-position", s.pos, "results-cache-status", s.cache))
+	return s.answer(ctx)
+}
+
+// service adds what Spice's Flight service does beyond Flight SQL: a DoGet whose
+// ticket is not a Flight SQL message runs the ticket as SQL.
+type service struct {
+	flight.FlightServer
+	rt *runtime
+}
+
+func (v service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	var a anypb.Any
+	if proto.Unmarshal(t.GetTicket(), &a) == nil && strings.HasPrefix(a.GetTypeUrl(), "type.googleapis.com/arrow.flight.protocol.sql.") {
+		return v.FlightServer.DoGet(t, stream)
 	}
-	rec, _, err := array.RecordFromJSON(s.alloc, s.schema, strings.NewReader(s.rows))
+	ctx := stream.Context()
+	if err := v.rt.called(ctx, string(t.GetTicket())); err != nil {
+		return err
+	}
+	schema, ch, err := v.rt.answer(ctx)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	ch := make(chan flight.StreamChunk, 1)
-	ch <- flight.StreamChunk{Data: rec}
-	close(ch)
-	return s.schema, ch, nil
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema))
+	defer w.Close()
+	for c := range ch {
+		err := w.Write(c.Data)
+		c.Data.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// register puts rt on srv.
+func register(srv flight.Server, rt *runtime) {
+	srv.RegisterFlightService(service{FlightServer: flightsql.NewFlightServer(rt), rt: rt})
 }
 
 // MustServe starts rt on localhost:0 and returns its address.
 func MustServe(tb testing.TB, rt *runtime) string {
 	tb.Helper()
 	srv := flight.NewServerWithMiddleware(nil)
-	srv.RegisterFlightService(flightsql.NewFlightServer(rt))
+	register(srv, rt)
 	if err := srv.Init("localhost:0"); err != nil {
 		tb.Fatal(err)
 	}
@@ -94,19 +145,23 @@ func MustServe(tb testing.TB, rt *runtime) string {
 	return srv.Addr().String()
 }
 
-// MustOpen opens a Flight reader with a checked allocator that must be empty when
-// the test ends.
+// protocols are the ways a Flight reads; tests of what the api sees run on each.
+var protocols = []string{ranking.ProtocolFlight, ranking.ProtocolFlightSQL}
+
+// MustOpen opens a Flight reader (default protocol) with a checked allocator that
+// must be empty when the test ends.
 func MustOpen(tb testing.TB, addr string) *ranking.Flight {
 	tb.Helper()
-	return MustOpenQuery(tb, addr, ranking.AcceleratedQuery)
+	return MustOpenQuery(tb, addr, ranking.AcceleratedQuery, "")
 }
 
-// MustOpenQuery is MustOpen for another query.
-func MustOpenQuery(tb testing.TB, addr, query string) *ranking.Flight {
+// MustOpenQuery is MustOpen for another query and protocol.
+func MustOpenQuery(tb testing.TB, addr, query, protocol string) *ranking.Flight {
 	tb.Helper()
 	alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	f := ranking.NewFlight("accelerated runtime", addr, query)
 	f.Alloc = alloc
+	f.Protocol = protocol
 	if err := f.Open(); err != nil {
 		tb.Fatal(err)
 	}
@@ -147,33 +202,41 @@ func TestFlight_Ranking(t *testing.T) {
 		{"decimal256", &arrow.Decimal256Type{Precision: 76, Scale: 0}, `[{"name":"b","count":"30"},{"name":"a","count":"7"},{"name":"c","count":null}]`},
 		{"float64", arrow.PrimitiveTypes.Float64, `[{"name":"b","count":30},{"name":"a","count":7},{"name":"c","count":null}]`},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			rt := newRuntime(t, tt.count, tt.rows)
-			f := MustOpen(t, MustServe(t, rt))
-			res, err := f.Ranking(context.Background(), ranking.Request{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := []ranking.Row{{Name: "b", Count: 30}, {Name: "a", Count: 7}, {Name: "c", Count: 0}}
-			if got := res.Rows; !equalRows(got, want) {
-				t.Fatalf("rows=%v, want %v", got, want)
-			}
-			if got, want := res.Position, position.LSN(0x16B3748); got != want {
-				t.Fatalf("position=%s, want %s", got, want)
-			}
-			if got, want := res.CacheStatus, "MISS"; got != want {
-				t.Fatalf("cache status=%q, want %q", got, want)
-			}
-			if got, want := rt.query, ranking.AcceleratedQuery; got != want {
-				t.Fatalf("query=%q, want %q", got, want)
-			}
-		})
+		for _, protocol := range protocols {
+			t.Run(tt.name+"/"+protocol, func(t *testing.T) {
+				rt := newRuntime(t, tt.count, tt.rows)
+				f := MustOpenQuery(t, MustServe(t, rt), ranking.AcceleratedQuery, protocol)
+				res, err := f.Ranking(context.Background(), ranking.Request{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := []ranking.Row{{Name: "b", Count: 30}, {Name: "a", Count: 7}, {Name: "c", Count: 0}}
+				if got := res.Rows; !equalRows(got, want) {
+					t.Fatalf("rows=%v, want %v", got, want)
+				}
+				if got, want := res.Position, position.LSN(0x16B3748); got != want {
+					t.Fatalf("position=%s, want %s", got, want)
+				}
+				if got, want := res.CacheStatus, "MISS"; got != want {
+					t.Fatalf("cache status=%q, want %q", got, want)
+				}
+				if got, want := rt.query, ranking.AcceleratedQuery; got != want {
+					t.Fatalf("query=%q, want %q", got, want)
+				}
+			})
+		}
 	}
 }
 
 func TestFlight_Ranking_ForwardsMinPositionAndNoCache(t *testing.T) {
+	for _, protocol := range protocols {
+		t.Run(protocol, func(t *testing.T) { testForwards(t, protocol) })
+	}
+}
+
+func testForwards(t *testing.T, protocol string) {
 	rt := newRuntime(t, arrow.PrimitiveTypes.Int64, `[]`)
-	f := MustOpen(t, MustServe(t, rt))
+	f := MustOpenQuery(t, MustServe(t, rt), ranking.AcceleratedQuery, protocol)
 	res, err := f.Ranking(context.Background(), ranking.Request{MinPosition: 0x1_0000_00FF, NoCache: true})
 	if err != nil {
 		t.Fatal(err)
@@ -251,26 +314,28 @@ func TestFlight_Ranking_Errors(t *testing.T) {
 			contains: "column count has type utf8",
 		},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			rt := newRuntime(t, arrow.PrimitiveTypes.Int64, `[]`)
-			rt.err = tt.err
-			if tt.schema != nil {
-				rt.schema, rt.rows = tt.schema, tt.rows
-			}
-			addr := MustServe(t, rt)
-			f := MustOpen(t, addr)
-			_, err := f.Ranking(context.Background(), ranking.Request{})
-			if !errors.Is(err, tt.kind) {
-				t.Fatalf("err=%v, want %v", err, tt.kind)
-			}
-			var se *ranking.SourceError
-			if !errors.As(err, &se) {
-				t.Fatalf("err=%T, want *ranking.SourceError", err)
-			}
-			if want := strings.ReplaceAll(tt.contains, "ADDR", addr); !strings.Contains(err.Error(), want) {
-				t.Fatalf("err=%q, want it to contain %q", err, want)
-			}
-		})
+		for _, protocol := range protocols {
+			t.Run(tt.name+"/"+protocol, func(t *testing.T) {
+				rt := newRuntime(t, arrow.PrimitiveTypes.Int64, `[]`)
+				rt.err = tt.err
+				if tt.schema != nil {
+					rt.schema, rt.rows = tt.schema, tt.rows
+				}
+				addr := MustServe(t, rt)
+				f := MustOpenQuery(t, addr, ranking.AcceleratedQuery, protocol)
+				_, err := f.Ranking(context.Background(), ranking.Request{})
+				if !errors.Is(err, tt.kind) {
+					t.Fatalf("err=%v, want %v", err, tt.kind)
+				}
+				var se *ranking.SourceError
+				if !errors.As(err, &se) {
+					t.Fatalf("err=%T, want *ranking.SourceError", err)
+				}
+				if want := strings.ReplaceAll(tt.contains, "ADDR", addr); !strings.Contains(err.Error(), want) {
+					t.Fatalf("err=%q, want it to contain %q", err, want)
+				}
+			})
+		}
 	}
 }
 
@@ -304,7 +369,7 @@ func TestFlight_Ranking_RuntimeComesBack(t *testing.T) {
 
 	rt := newRuntime(t, arrow.PrimitiveTypes.Int64, `[{"name":"a","count":1}]`)
 	srv := flight.NewServerWithMiddleware(nil)
-	srv.RegisterFlightService(flightsql.NewFlightServer(rt))
+	register(srv, rt)
 	if err := srv.Init(addr); err != nil {
 		t.Skipf("port %s taken meanwhile: %v", addr, err)
 	}
@@ -326,9 +391,15 @@ func TestFlight_Ranking_RuntimeComesBack(t *testing.T) {
 }
 
 func TestFlight_Ranking_Timeout(t *testing.T) {
+	for _, protocol := range protocols {
+		t.Run(protocol, func(t *testing.T) { testTimeout(t, protocol) })
+	}
+}
+
+func testTimeout(t *testing.T, protocol string) {
 	rt := newRuntime(t, arrow.PrimitiveTypes.Int64, `[]`)
 	rt.delay = time.Minute
-	f := MustOpen(t, MustServe(t, rt))
+	f := MustOpenQuery(t, MustServe(t, rt), ranking.AcceleratedQuery, protocol)
 	f.Timeout = 50 * time.Millisecond
 	_, err := f.Ranking(context.Background(), ranking.Request{})
 	if !errors.Is(err, ranking.ErrTimeout) {

@@ -39,30 +39,34 @@ var recipeRows = []ranking.Row{
 
 func TestFlight_RealRuntime(t *testing.T) {
 	const pos = position.LSN(0x1_0000_0100)
-	addr, _ := recipeRuntime(t, pos, func(e *engine.Engine) { e.Cache = engine.NewCache(1<<20, time.Minute) })
+	cache := engine.NewCache(1<<20, time.Minute)
+	addr, _ := recipeRuntime(t, pos, func(e *engine.Engine) { e.Cache = cache })
 	for _, query := range []string{ranking.AcceleratedQuery, ranking.MaterializedQuery} {
-		f2 := MustOpenQuery(t, addr, query)
+		for _, protocol := range protocols {
+			cache.Clear() // so that each first answer is a MISS
+			f2 := MustOpenQuery(t, addr, query, protocol)
 
-		res, err := f2.Ranking(context.Background(), ranking.Request{MinPosition: pos})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !equalRows(res.Rows, recipeRows) {
-			t.Fatalf("%s: rows=%v, want %v", query, res.Rows, recipeRows)
-		}
-		if got, want := res.Position, pos; got != want {
-			t.Fatalf("position=%s, want %s", got, want)
-		}
-		if got, want := res.CacheStatus, "MISS"; got != want {
-			t.Fatalf("first answer's cache status=%q, want %q", got, want)
-		}
-		res, err = f2.Ranking(context.Background(), ranking.Request{})
-		if err != nil || res.CacheStatus != "HIT" || !equalRows(res.Rows, recipeRows) {
-			t.Fatalf("second answer: %v, cache %q, err %v; want a HIT", res.Rows, res.CacheStatus, err)
-		}
-		res, err = f2.Ranking(context.Background(), ranking.Request{NoCache: true})
-		if err != nil || res.CacheStatus != "BYPASS" {
-			t.Fatalf("no-cache answer: cache %q, err %v; want BYPASS", res.CacheStatus, err)
+			res, err := f2.Ranking(context.Background(), ranking.Request{MinPosition: pos})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalRows(res.Rows, recipeRows) {
+				t.Fatalf("%s over %s: rows=%v, want %v", query, protocol, res.Rows, recipeRows)
+			}
+			if got, want := res.Position, pos; got != want {
+				t.Fatalf("%s: position=%s, want %s", protocol, got, want)
+			}
+			if got, want := res.CacheStatus, "MISS"; got != want {
+				t.Fatalf("%s: first answer's cache status=%q, want %q", protocol, got, want)
+			}
+			res, err = f2.Ranking(context.Background(), ranking.Request{})
+			if err != nil || res.CacheStatus != "HIT" || !equalRows(res.Rows, recipeRows) {
+				t.Fatalf("%s: second answer: %v, cache %q, err %v; want a HIT", protocol, res.Rows, res.CacheStatus, err)
+			}
+			res, err = f2.Ranking(context.Background(), ranking.Request{NoCache: true})
+			if err != nil || res.CacheStatus != "BYPASS" {
+				t.Fatalf("%s: no-cache answer: cache %q, err %v; want BYPASS", protocol, res.CacheStatus, err)
+			}
 		}
 	}
 }
