@@ -25,6 +25,11 @@ const (
 	// make Postgres slower; the recipe's unbounded pool ran into max_connections.
 	DefaultPoolSize = 20
 
+	// DefaultWritePoolSize sizes the pool of POST /orders, which is separate so
+	// that a flood of /ranking never starves writes. Inserts are short: a few
+	// connections carry hundreds of orders a second.
+	DefaultWritePoolSize = 8
+
 	DefaultShutdownTimeout = 10 * time.Second
 
 	// DefaultConnectTimeout bounds making one Postgres connection, unless
@@ -37,6 +42,7 @@ type Config struct {
 	Addr             string
 	PostgresURL      string
 	PoolSize         int
+	WritePoolSize    int
 	AcquireTimeout   time.Duration
 	QueryTimeout     time.Duration
 	AcceleratedAddr  string
@@ -63,8 +69,10 @@ var envVars = []envVar{
 		func(c *Config, v string) error { c.Addr = v; return nil }},
 	{"POSTGRES_URL", DefaultPostgresURL, "Postgres connection string (URL or key=value)",
 		func(c *Config, v string) error { c.PostgresURL = v; return nil }},
-	{"POSTGRES_POOL_SIZE", strconv.Itoa(DefaultPoolSize), "most connections to Postgres; further requests queue",
+	{"POSTGRES_POOL_SIZE", strconv.Itoa(DefaultPoolSize), "most connections to Postgres for GET /ranking; further requests queue",
 		func(c *Config, v string) (err error) { c.PoolSize, err = positiveInt(v); return err }},
+	{"POSTGRES_WRITE_POOL_SIZE", strconv.Itoa(DefaultWritePoolSize), "most connections to Postgres for POST /orders, apart from the ranking's",
+		func(c *Config, v string) (err error) { c.WritePoolSize, err = positiveInt(v); return err }},
 	{"POSTGRES_ACQUIRE_TIMEOUT", orders.DefaultAcquireTimeout.String(), "longest wait for a pooled connection before answering 503",
 		func(c *Config, v string) (err error) { c.AcquireTimeout, err = duration(v); return err }},
 	{"POSTGRES_QUERY_TIMEOUT", orders.DefaultQueryTimeout.String(), "longest a Postgres call may take once connected",

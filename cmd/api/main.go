@@ -89,8 +89,10 @@ type Main struct {
 	Config Config
 	Logger *slog.Logger
 
-	Pool         *pgxpool.Pool
-	Store        *orders.Store
+	WritePool    *pgxpool.Pool // POST /orders
+	ReadPool     *pgxpool.Pool // GET /ranking
+	Orders       *orders.Store // on WritePool
+	Postgres     *orders.Store // on ReadPool
 	Accelerated  *ranking.Flight
 	Materialized *ranking.Flight
 	Server       *api.Server
@@ -104,7 +106,7 @@ func NewMain() *Main {
 	return &Main{Config: cfg}
 }
 
-// Run opens the Postgres pool, the runtime clients and the HTTP server, and
+// Run opens the Postgres pools, the runtime clients and the HTTP server, and
 // returns once the server listens. Nothing connects eagerly: a dependency that is
 // down makes its endpoints answer 503 until it is back. Close undoes Run.
 func (m *Main) Run(ctx context.Context) error {
@@ -112,30 +114,23 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Logger = slog.New(slog.DiscardHandler)
 	}
 	cfg := m.Config
-	pcfg, err := pgxpool.ParseConfig(cfg.PostgresURL)
-	if err != nil {
-		return fmt.Errorf("POSTGRES_URL: %w", err)
+	var err error
+	// Orders and the Postgres ranking get a pool each: a burst of /ranking, which
+	// aggregates every order, must never leave POST /orders waiting for a
+	// connection (commands before queries, as CQRS intends).
+	if m.WritePool, err = newPool(ctx, cfg.PostgresURL, cfg.WritePoolSize, "cqrs-api-orders"); err != nil {
+		return err
 	}
-	// The pool opens all its connections in the background from the start and
-	// keeps them: a burst then finds them ready instead of waiting for 20 fresh
-	// connections (fork, authentication) at once, which on a busy machine can
-	// take longer than the acquire timeout.
-	pcfg.MaxConns = int32(cfg.PoolSize)
-	pcfg.MinConns = pcfg.MaxConns
-	if pcfg.ConnConfig.ConnectTimeout == 0 {
-		// A connection being made outlives the request that asked for it (the
-		// pool keeps it), so it may take longer than one acquire may wait.
-		pcfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	if m.ReadPool, err = newPool(ctx, cfg.PostgresURL, cfg.PoolSize, "cqrs-api-ranking"); err != nil {
+		return err
 	}
-	pcfg.AfterConnect = orders.AfterConnect
-	if pcfg.ConnConfig.RuntimeParams["application_name"] == "" {
-		pcfg.ConnConfig.RuntimeParams["application_name"] = "cqrs-api"
+	m.Orders = orders.NewStore(m.WritePool)
+	m.Orders.PoolSetting = "POSTGRES_WRITE_POOL_SIZE"
+	m.Postgres = orders.NewStore(m.ReadPool)
+	m.Postgres.PoolSetting = "POSTGRES_POOL_SIZE"
+	for _, st := range []*orders.Store{m.Orders, m.Postgres} {
+		st.AcquireTimeout, st.QueryTimeout = cfg.AcquireTimeout, cfg.QueryTimeout
 	}
-	if m.Pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
-		return fmt.Errorf("create postgres pool: %w", err)
-	}
-	m.Store = orders.NewStore(m.Pool)
-	m.Store.AcquireTimeout, m.Store.QueryTimeout = cfg.AcquireTimeout, cfg.QueryTimeout
 
 	m.Accelerated = ranking.NewFlight("accelerated runtime", cfg.AcceleratedAddr, ranking.AcceleratedQuery)
 	m.Materialized = ranking.NewFlight("materialized runtime", cfg.MaterializedAddr, ranking.MaterializedQuery)
@@ -147,13 +142,13 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 
-	m.Server = api.NewServer(m.Store, m.Store, m.Accelerated, m.Materialized)
+	m.Server = api.NewServer(m.Orders, m.Postgres, m.Accelerated, m.Materialized)
 	m.Server.Addr = cfg.Addr
 	m.Server.RequestTimeout = cfg.RequestTimeout
 	m.Server.TrustedProxies = cfg.TrustedProxies
 	m.Server.Logger = m.Logger
 	m.Server.Checks = []api.Check{
-		{Name: "postgres", Ping: m.Store.Ping},
+		{Name: "postgres", Ping: m.Postgres.Ping},
 		{Name: "accelerated", Ping: m.Accelerated.Ping},
 		{Name: "materialized", Ping: m.Materialized.Ping},
 	}
@@ -173,13 +168,13 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Logger.Info("pprof listening", "addr", ln.Addr().String())
 	}
 	m.Logger.Info("api listening", "addr", m.Server.ListenAddr().String(),
-		"postgres", m.Store.Addr(), "accelerated", cfg.AcceleratedAddr, "materialized", cfg.MaterializedAddr,
-		"pool_size", cfg.PoolSize, "runtime_protocol", cfg.RuntimeProtocol)
+		"postgres", m.Postgres.Addr(), "accelerated", cfg.AcceleratedAddr, "materialized", cfg.MaterializedAddr,
+		"pool_size", cfg.PoolSize, "write_pool_size", cfg.WritePoolSize, "runtime_protocol", cfg.RuntimeProtocol)
 	return nil
 }
 
 // Close stops the HTTP server, letting requests in flight finish for up to
-// ShutdownTimeout, then closes the runtime clients and the pool.
+// ShutdownTimeout, then closes the runtime clients and the pools.
 func (m *Main) Close() error {
 	var errs []error
 	if m.Server != nil {
@@ -195,8 +190,37 @@ func (m *Main) Close() error {
 			errs = append(errs, f.Close())
 		}
 	}
-	if m.Pool != nil {
-		m.Pool.Close()
+	for _, p := range []*pgxpool.Pool{m.WritePool, m.ReadPool} {
+		if p != nil {
+			p.Close()
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// newPool opens a pool of size connections to url. It opens them all in the
+// background from the start and keeps them: a burst then finds them ready
+// instead of waiting for fresh connections (fork, authentication) at once, which
+// on a busy machine can take longer than the acquire timeout.
+func newPool(ctx context.Context, url string, size int, name string) (*pgxpool.Pool, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("POSTGRES_URL: %w", err)
+	}
+	pcfg.MaxConns = int32(size)
+	pcfg.MinConns = pcfg.MaxConns
+	if pcfg.ConnConfig.ConnectTimeout == 0 {
+		// A connection being made outlives the request that asked for it (the
+		// pool keeps it), so it may take longer than one acquire may wait.
+		pcfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
+	pcfg.AfterConnect = orders.AfterConnect
+	if pcfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		pcfg.ConnConfig.RuntimeParams["application_name"] = name
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("create postgres pool %s: %w", name, err)
+	}
+	return pool, nil
 }

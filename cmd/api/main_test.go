@@ -89,7 +89,7 @@ func mustApplyInitSQL(tb testing.TB, dsn string) {
 
 func mustExec(tb testing.TB, m *main.Main, sql string) {
 	tb.Helper()
-	if _, err := m.Pool.Exec(context.Background(), sql); err != nil {
+	if _, err := m.WritePool.Exec(context.Background(), sql); err != nil {
 		tb.Fatalf("%s: %v", sql, err)
 	}
 }
@@ -97,7 +97,7 @@ func mustExec(tb testing.TB, m *main.Main, sql string) {
 func mustLSN(tb testing.TB, m *main.Main) position.LSN {
 	tb.Helper()
 	var text string
-	if err := m.Pool.QueryRow(context.Background(), "SELECT pg_current_wal_lsn()::text").Scan(&text); err != nil {
+	if err := m.WritePool.QueryRow(context.Background(), "SELECT pg_current_wal_lsn()::text").Scan(&text); err != nil {
 		tb.Fatal(err)
 	}
 	lsn, err := position.Parse(text)
@@ -110,7 +110,7 @@ func mustLSN(tb testing.TB, m *main.Main) position.LSN {
 func mustCount(tb testing.TB, m *main.Main) int {
 	tb.Helper()
 	var n int
-	if err := m.Pool.QueryRow(context.Background(), "SELECT count(*) FROM orders").Scan(&n); err != nil {
+	if err := m.WritePool.QueryRow(context.Background(), "SELECT count(*) FROM orders").Scan(&n); err != nil {
 		tb.Fatal(err)
 	}
 	return n
@@ -351,9 +351,11 @@ func TestReadyz(t *testing.T) {
 	}
 }
 
+// A /ranking that finds no free connection answers 503 and says which setting to
+// raise; orders, on their own pool, are still taken meanwhile.
 func TestRanking_PoolExhausted(t *testing.T) {
 	m := MustRunMain(t, map[string]string{"POSTGRES_POOL_SIZE": "1", "POSTGRES_ACQUIRE_TIMEOUT": "100ms"})
-	conn, err := m.Pool.Acquire(context.Background())
+	conn, err := m.ReadPool.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,5 +366,34 @@ func TestRanking_PoolExhausted(t *testing.T) {
 	}
 	if msg, want := errorOf(t, a), "raise POSTGRES_POOL_SIZE (now 1)"; !strings.Contains(msg, want) {
 		t.Fatalf("error=%q, want it to contain %q", msg, want)
+	}
+	before := mustCount(t, m)
+	if a := do(t, m, "POST", "/orders", ""); a.status != http.StatusCreated {
+		t.Fatalf("POST /orders with the ranking's pool exhausted: %d %s, want 201", a.status, a.body)
+	}
+	if got := mustCount(t, m); got != before+1 {
+		t.Fatalf("orders=%d, want %d", got, before+1)
+	}
+}
+
+// POST /orders that finds no free connection answers 503, names its own setting,
+// and writes nothing.
+func TestOrders_WritePoolExhausted(t *testing.T) {
+	m := MustRunMain(t, map[string]string{"POSTGRES_WRITE_POOL_SIZE": "1", "POSTGRES_ACQUIRE_TIMEOUT": "100ms"})
+	before := mustCount(t, m)
+	conn, err := m.WritePool.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := do(t, m, "POST", "/orders", "")
+	conn.Release()
+	if a.status != http.StatusServiceUnavailable {
+		t.Fatalf("status=%d, want 503: %s", a.status, a.body)
+	}
+	if msg, want := errorOf(t, a), "raise POSTGRES_WRITE_POOL_SIZE (now 1)"; !strings.Contains(msg, want) {
+		t.Fatalf("error=%q, want it to contain %q", msg, want)
+	}
+	if got := mustCount(t, m); got != before {
+		t.Fatalf("orders=%d after a refused order, want %d", got, before)
 	}
 }

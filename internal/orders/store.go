@@ -59,6 +59,9 @@ type Store struct {
 	AcquireTimeout time.Duration
 	// QueryTimeout bounds the statements of one call; DefaultQueryTimeout when zero.
 	QueryTimeout time.Duration
+	// PoolSetting names the setting that sizes the pool, for the error of a call
+	// that found no free connection (say, POSTGRES_POOL_SIZE).
+	PoolSetting string
 
 	pool *pgxpool.Pool
 	addr string
@@ -244,10 +247,14 @@ func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 		return conn, nil
 	}
 	if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		setting := s.PoolSetting
+		if setting == "" {
+			setting = "the pool size"
+		}
 		return nil, &Error{
 			Kind: ErrUnavailable,
-			Msg: fmt.Sprintf("postgres at %s is busy: no pooled connection came free within %s; retry shortly, or raise POSTGRES_POOL_SIZE (now %d)",
-				s.addr, timeout, s.pool.Config().MaxConns),
+			Msg: fmt.Sprintf("postgres at %s is busy: no pooled connection came free within %s; retry shortly, or raise %s (now %d)",
+				s.addr, timeout, setting, s.pool.Config().MaxConns),
 			Err: err,
 		}
 	}

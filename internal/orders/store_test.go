@@ -204,6 +204,7 @@ func TestStore_Ranking_Position(t *testing.T) {
 func TestStore_PoolBusy(t *testing.T) {
 	s, pool := MustStore(t, 1)
 	s.AcquireTimeout = 50 * time.Millisecond
+	s.PoolSetting = "SOME_POOL_SIZE"
 	ctx := context.Background()
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -219,7 +220,7 @@ func TestStore_PoolBusy(t *testing.T) {
 		if !errors.Is(err, orders.ErrUnavailable) {
 			t.Fatalf("%s: err=%v, want ErrUnavailable", name, err)
 		}
-		if want := "no pooled connection came free within 50ms; retry shortly, or raise POSTGRES_POOL_SIZE (now 1)"; !strings.Contains(err.Error(), want) {
+		if want := "no pooled connection came free within 50ms; retry shortly, or raise SOME_POOL_SIZE (now 1)"; !strings.Contains(err.Error(), want) {
 			t.Fatalf("%s: err=%q, want it to contain %q", name, err, want)
 		}
 	}
