@@ -107,7 +107,7 @@ func TestReplaceAndWatermarkCommitTogether(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return tx.SetWatermark("orders", 100)
+		return tx.SetWatermark(100, "orders")
 	})
 	// A rolled back replace leaves both data and watermark as they were.
 	tx, err := db.Begin(context.Background())
@@ -117,7 +117,7 @@ func TestReplaceAndWatermarkCommitTogether(t *testing.T) {
 	if _, err := tx.Replace("orders", orders(t, mem, order{9, 1, 1, t0})); err != nil {
 		t.Fatal(err)
 	}
-	if err := tx.SetWatermark("orders", 200); err != nil {
+	if err := tx.SetWatermark(200, "orders"); err != nil {
 		t.Fatal(err)
 	}
 	tx.Rollback()
@@ -282,7 +282,7 @@ func TestFileModeSurvivesReopen(t *testing.T) {
 		if _, err := tx.Replace("orders", orders(t, memory.DefaultAllocator, order{1, 1, 5, time.Now()})); err != nil {
 			return err
 		}
-		return tx.SetWatermark("orders", 42)
+		return tx.SetWatermark(42, "orders")
 	})
 	db.Close()
 	db2 := MustOpen(t, path)
@@ -430,5 +430,32 @@ func TestManyRepeatedQueries(t *testing.T) {
 				t.Fatalf("round %d: %s = %s, want %s", round, sql, got, want)
 			}
 		}
+	}
+}
+
+// One call sets the watermarks of several datasets, known or new, in the
+// transaction: all commit together or none.
+func TestSetWatermarkOfSeveralDatasets(t *testing.T) {
+	db := MustOpen(t, "")
+	write(t, db, func(tx *duckdb.Tx) error { return tx.SetWatermark(100, "orders") })
+	write(t, db, func(tx *duckdb.Tx) error { return tx.SetWatermark(200, "orders", "products") })
+	tx, err := db.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.SetWatermark(300, "orders", "products", "customers"); err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	wm, err := db.Watermarks(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wm) != 2 || wm["orders"] != 200 || wm["products"] != 200 {
+		t.Fatalf("watermarks=%v, want orders and products at 0/C8", wm)
+	}
+	write(t, db, func(tx *duckdb.Tx) error { return tx.SetWatermark(400, "orders", "products") })
+	if wm, _ = db.Watermarks(context.Background()); wm["orders"] != 400 || wm["products"] != 400 {
+		t.Fatalf("watermarks=%v, want both at 0/190", wm)
 	}
 }

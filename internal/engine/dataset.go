@@ -195,7 +195,7 @@ func (e *Engine) refreshOnce(ctx context.Context, d *dataset) error {
 			if err := createIndexes(tx, d.name, acc); err != nil {
 				return err
 			}
-			return tx.SetWatermark(d.name, s.Position)
+			return tx.SetWatermark(s.Position, d.name)
 		})
 	})
 	if err != nil {
@@ -337,12 +337,7 @@ func (e *Engine) Apply(ctx context.Context, datasets []string, pos position.LSN,
 				return err
 			}
 		}
-		for _, name := range datasets {
-			if err := tx.SetWatermark(name, pos); err != nil {
-				return err
-			}
-		}
-		return nil
+		return tx.SetWatermark(pos, datasets...)
 	})
 	if err != nil {
 		return fmt.Errorf("apply changes at %s: %w", pos, err)

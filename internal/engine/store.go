@@ -43,8 +43,9 @@ type StoreTx interface {
 	Insert(table string, rows array.RecordReader) (int64, error)
 	// Materialize replaces the table with the result of a query.
 	Materialize(table, query string) (int64, error)
-	// SetWatermark records the position of dataset's data in this transaction.
-	SetWatermark(dataset string, lsn position.LSN) error
+	// SetWatermark records lsn as the position of each dataset's data, in this
+	// transaction.
+	SetWatermark(lsn position.LSN, datasets ...string) error
 	// TableExists reports whether the table exists in this transaction.
 	TableExists(table string) (bool, error)
 	// Exec runs a statement (schema changes).

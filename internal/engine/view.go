@@ -156,7 +156,7 @@ func (e *Engine) recompute(ctx context.Context, v *view) error {
 		if _, err := tx.Materialize(v.name, v.spec.SQL); err != nil {
 			return err
 		}
-		return tx.SetWatermark(v.name, wm)
+		return tx.SetWatermark(wm, v.name)
 	})
 	if err != nil {
 		return err
