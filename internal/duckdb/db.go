@@ -77,8 +77,6 @@ type DB struct {
 	wdb        *sql.DB  // writes, on the same database
 	inspected  sync.Map // query text -> *inspection
 	ninspected atomic.Int64
-	stmts      sync.Map // driver.Conn -> *connStmts: what each read connection has prepared
-	nstmts     atomic.Uint64
 }
 
 // New returns a DB stored at path ("" for memory). Call Open before use.

@@ -5,7 +5,6 @@ package duckdb_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -343,9 +342,9 @@ func TestTempShadowsTableForOneQuery(t *testing.T) {
 	}
 }
 
-// A query run again runs as a prepared statement on its connection; it must see
-// every change a fresh query sees: inserts, a replaced table, a table with other
-// columns, a dropped table (the same error) and a table created again.
+// A query run again and again, on every read connection, sees every change a
+// fresh query sees: inserts, a replaced table, a table with other columns, a
+// dropped table (the same error) and a table created again.
 func TestRepeatedQueriesSeeEveryChange(t *testing.T) {
 	db := MustOpen(t, "")
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -366,11 +365,6 @@ func TestRepeatedQueriesSeeEveryChange(t *testing.T) {
 		return err
 	})
 	check("5")
-	// The queries above ran one at a time, so on one connection: it holds the
-	// statement.
-	if got := scalar(t, db, "SELECT count(*) FROM duckdb_prepared_statements() WHERE statement LIKE '%sum(count) FROM orders'"); got != "1" {
-		t.Fatalf("prepared statements of %q: %s, want 1", q, got)
-	}
 	write(t, db, func(tx *duckdb.Tx) error {
 		_, err := tx.Insert("orders", orders(t, mem, order{2, 1, 7, t0}))
 		return err
@@ -415,47 +409,59 @@ func TestRepeatedQueriesSeeEveryChange(t *testing.T) {
 	check("9")
 }
 
-// More distinct repeated queries than a connection keeps prepared: each answer
-// stays right as older statements are let go.
-func TestManyRepeatedQueries(t *testing.T) {
+// A query repeated many times, on every read connection, must see rows inserted
+// after it was first run, also where DuckDB plans with table statistics (the
+// recipe's ranking groups by product id, and a new product widens its range).
+// DuckDB 1.5.6 keeps such plans in prepared statements across inserts and
+// answers from the stale statistics (duckdb/duckdb#23704), which is why repeated
+// queries are not prepared.
+func TestRepeatedRankingSeesNewProducts(t *testing.T) {
 	db := MustOpen(t, "")
-	write(t, db, func(tx *duckdb.Tx) error {
-		_, err := tx.Replace("orders", orders(t, memory.DefaultAllocator, order{1, 1, 5, time.Now()}))
-		return err
-	})
-	for round := range 3 {
-		for i := range 150 {
-			sql := fmt.Sprintf("SELECT sum(count) + %d FROM orders", i)
-			if got, want := scalar(t, db, sql), fmt.Sprint(5+i); got != want {
-				t.Fatalf("round %d: %s = %s, want %s", round, sql, got, want)
+	const ranking = `with a as (SELECT products.id, sum(count) as count FROM orders INNER JOIN products
+ON orders.product_id = products.id GROUP BY products.id)
+select name, count from products left join a on products.id = a.id
+order by count desc nulls last, name limit 5`
+	names := func() string {
+		t.Helper()
+		res, err := db.Query(context.Background(), engine.StoreQuery{SQL: ranking})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Release()
+		var out []string
+		for _, rec := range res.Records {
+			for i := range int(rec.NumRows()) {
+				out = append(out, rec.Column(0).ValueStr(i)+"="+rec.Column(1).ValueStr(i))
 			}
 		}
+		return strings.Join(out, ",")
 	}
-}
-
-// One call sets the watermarks of several datasets, known or new, in the
-// transaction: all commit together or none.
-func TestSetWatermarkOfSeveralDatasets(t *testing.T) {
-	db := MustOpen(t, "")
-	write(t, db, func(tx *duckdb.Tx) error { return tx.SetWatermark(100, "orders") })
-	write(t, db, func(tx *duckdb.Tx) error { return tx.SetWatermark(200, "orders", "products") })
-	tx, err := db.Begin(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	write(t, db, func(tx *duckdb.Tx) error {
+		if err := tx.Exec("CREATE TABLE products AS SELECT * FROM (VALUES (1::INTEGER, 'a'), (2, 'b'), (3, 'c')) t(id, name)"); err != nil {
+			return err
+		}
+		if err := tx.Exec("SELECT 1"); err != nil {
+			return err
+		}
+		_, err := tx.Replace("orders", orders(t, memory.DefaultAllocator, order{1, 1, 5, time.Now()}, order{2, 2, 7, time.Now()}))
+		return err
+	})
+	for range 3 * db.MaxConns {
+		if got, want := names(), "b=7,a=5,c=(null)"; got != want {
+			t.Fatalf("ranking %s, want %s", got, want)
+		}
 	}
-	if err := tx.SetWatermark(300, "orders", "products", "customers"); err != nil {
-		t.Fatal(err)
-	}
-	tx.Rollback()
-	wm, err := db.Watermarks(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(wm) != 2 || wm["orders"] != 200 || wm["products"] != 200 {
-		t.Fatalf("watermarks=%v, want orders and products at 0/C8", wm)
-	}
-	write(t, db, func(tx *duckdb.Tx) error { return tx.SetWatermark(400, "orders", "products") })
-	if wm, _ = db.Watermarks(context.Background()); wm["orders"] != 400 || wm["products"] != 400 {
-		t.Fatalf("watermarks=%v, want both at 0/190", wm)
+	write(t, db, func(tx *duckdb.Tx) error {
+		// Plain statements: the Arrow paths of Tx create temporary objects, which
+		// would make DuckDB re-plan and hide the hazard.
+		if err := tx.Exec("INSERT INTO products VALUES (11, 'new')"); err != nil {
+			return err
+		}
+		return tx.Exec("INSERT INTO orders VALUES (3, 11, 100, now())")
+	})
+	for i := range 3 * db.MaxConns {
+		if got, want := names(), "new=100,b=7,a=5,c=(null)"; got != want {
+			t.Fatalf("run %d after the insert: ranking %s, want %s", i, got, want)
+		}
 	}
 }
