@@ -70,11 +70,10 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 		}
 		defer exec.ExecContext(context.Background(), "DROP TABLE IF EXISTS temp."+Ident(name), nil)
 	}
-	insp, err := d.inspect(dc, q.SQL)
+	hugeCols, err := d.inspect(dc, q.SQL)
 	if err != nil {
 		return nil, err
 	}
-	hugeCols := insp.huge
 	// Every run plans the query again. DuckDB's prepared statements would save the
 	// planning (about 1 ms of the recipe's view), but DuckDB 1.5.6 keeps plans
 	// built on table statistics across inserts and answers from them
@@ -117,13 +116,13 @@ type inspection struct {
 // maxInspections bounds the cache of inspected query texts.
 const maxInspections = 4096
 
-// inspect checks that query is a single SELECT and describes it, preparing it
-// only the first time a text is seen.
-func (d *DB) inspect(dc driver.Conn, query string) (*inspection, error) {
+// inspect checks that query is a single SELECT and returns the indexes of its
+// HUGEINT result columns, preparing it only the first time a text is seen.
+func (d *DB) inspect(dc driver.Conn, query string) (map[int]bool, error) {
 	if v, ok := d.inspected.Load(query); ok {
-		return v.(*inspection), nil
+		return v.(*inspection).huge, nil
 	}
-	insp, err := inspect(dc, query)
+	huge, err := inspect(dc, query)
 	if err != nil {
 		return nil, err
 	}
@@ -131,12 +130,12 @@ func (d *DB) inspect(dc driver.Conn, query string) (*inspection, error) {
 		d.inspected.Clear()
 		d.ninspected.Store(0)
 	}
-	v, _ := d.inspected.LoadOrStore(query, insp)
-	return v.(*inspection), nil
+	d.inspected.Store(query, &inspection{huge: huge})
+	return huge, nil
 }
 
-func inspect(dc driver.Conn, query string) (*inspection, error) {
-	st, err := dc.Prepare(query) // refuses more than one statement
+func inspect(dc driver.Conn, query string) (map[int]bool, error) {
+	st, err := dc.Prepare(query)
 	if err != nil {
 		return nil, err
 	}
@@ -149,24 +148,24 @@ func inspect(dc driver.Conn, query string) (*inspection, error) {
 	if typ != duckdb.STATEMENT_TYPE_SELECT {
 		return nil, fmt.Errorf("%w: got a %s statement; this runtime serves reads only, write to the source instead", ErrReadOnly, stmtName(typ))
 	}
-	insp := &inspection{}
 	n, err := s.ColumnCount()
 	if err != nil {
 		return nil, fmt.Errorf("inspect result columns: %w", err)
 	}
+	var huge map[int]bool
 	for i := 0; i < n; i++ {
 		t, err := s.ColumnType(i)
 		if err != nil {
 			return nil, fmt.Errorf("inspect result column %d: %w", i, err)
 		}
 		if t == duckdb.TYPE_HUGEINT {
-			if insp.huge == nil {
-				insp.huge = map[int]bool{}
+			if huge == nil {
+				huge = map[int]bool{}
 			}
-			insp.huge[i] = true
+			huge[i] = true
 		}
 	}
-	return insp, nil
+	return huge, nil
 }
 
 func narrowSchema(s *arrow.Schema, huge map[int]bool) *arrow.Schema {
