@@ -28,18 +28,27 @@ type Config struct {
 	Password string
 }
 
-// ParseParams validates a dataset's params and builds its Config. Every error
-// names the param and says what to write.
-func ParseParams(params map[string]string) (Config, error) {
+// CheckParams refuses params with prefix that the connector does not read (a
+// misspelt param would otherwise be ignored), naming them and the known ones.
+func CheckParams(params map[string]string, prefix, connector string, known []string) error {
 	var unknown []string
 	for k := range params {
-		if strings.HasPrefix(k, "flightsql_") && !slices.Contains(knownParams, k) {
+		if strings.HasPrefix(k, prefix) && !slices.Contains(known, k) {
 			unknown = append(unknown, k)
 		}
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return Config{}, fmt.Errorf("params %s: unknown to the flightsql connector; it reads %s", strings.Join(unknown, ", "), strings.Join(knownParams, ", "))
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return fmt.Errorf("params %s: unknown to the %s connector; it reads %s", strings.Join(unknown, ", "), connector, strings.Join(known, ", "))
+}
+
+// ParseParams validates a dataset's params and builds its Config. Every error
+// names the param and says what to write.
+func ParseParams(params map[string]string) (Config, error) {
+	if err := CheckParams(params, "flightsql_", "flightsql", knownParams); err != nil {
+		return Config{}, err
 	}
 	raw := params[ParamEndpoint]
 	if strings.TrimSpace(raw) == "" {

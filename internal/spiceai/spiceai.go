@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -42,15 +40,8 @@ type Config struct {
 
 // ParseParams validates a dataset's params and builds its Config.
 func ParseParams(params map[string]string) (Config, error) {
-	var unknown []string
-	for k := range params {
-		if strings.HasPrefix(k, "spiceai_") && !slices.Contains(knownParams, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return Config{}, fmt.Errorf("params %s: unknown to the spice.ai connector; it reads %s", strings.Join(unknown, ", "), strings.Join(knownParams, ", "))
+	if err := flightsql.CheckParams(params, "spiceai_", "spice.ai", knownParams); err != nil {
+		return Config{}, err
 	}
 	raw := strings.TrimSpace(params[ParamEndpoint])
 	if raw == "" {
