@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cqrs-spice/cqrs/internal/api"
-	"github.com/cqrs-spice/cqrs/internal/orders"
-	"github.com/cqrs-spice/cqrs/internal/ranking"
+	"github.com/cqrs-spice/cqrs/internal/app/api"
+	"github.com/cqrs-spice/cqrs/internal/app/orders"
+	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 )
 
 // Defaults of the settings that have no home in a package.

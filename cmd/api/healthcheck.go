@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/cqrs-spice/cqrs/internal/api"
+	"github.com/cqrs-spice/cqrs/internal/app/api"
 )
 
 // healthcheck is `api healthcheck [--url URL] [--timeout D]`: it exits 0 when URL

@@ -19,9 +19,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/cqrs-spice/cqrs/internal/api"
-	"github.com/cqrs-spice/cqrs/internal/orders"
-	"github.com/cqrs-spice/cqrs/internal/ranking"
+	"github.com/cqrs-spice/cqrs/internal/app/api"
+	"github.com/cqrs-spice/cqrs/internal/app/orders"
+	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 )
 
 func main() {

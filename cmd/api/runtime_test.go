@@ -11,8 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/cqrs-spice/cqrs/internal/engine"
-	"github.com/cqrs-spice/cqrs/internal/flight/flighttest"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
 )
 
 // TestRanking_RealRuntime serves both runtime endpoints from our real engine and
@@ -21,12 +21,12 @@ import (
 func TestRanking_RealRuntime(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	products, orders := flighttest.RecipeSources(t, mem, 0x1_0000_0100)
-	e := flighttest.NewEngine(t, flighttest.RecipePod,
+	products, orders := runtimetest.RecipeSources(t, mem, 0x1_0000_0100)
+	e := runtimetest.NewEngine(t, runtimetest.RecipePod,
 		map[string]engine.Source{"products": products, "orders": orders},
 		func(e *engine.Engine) { e.MinPositionTimeout = 100 * time.Millisecond })
-	flighttest.WaitReady(t, e)
-	srv := flighttest.StartServer(t, e, mem, nil)
+	runtimetest.WaitReady(t, e)
+	srv := runtimetest.StartServer(t, e, mem, nil)
 
 	m := MustRunMain(t, map[string]string{
 		"ACCELERATED_FLIGHT_ADDR":  srv.Addr(),

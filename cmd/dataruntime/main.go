@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cqrs-spice/cqrs/internal/duckdb"
-	"github.com/cqrs-spice/cqrs/internal/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
 func main() {

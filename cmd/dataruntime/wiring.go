@@ -20,15 +20,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/cqrs-spice/cqrs/internal/cdc"
-	"github.com/cqrs-spice/cqrs/internal/duckdb"
-	"github.com/cqrs-spice/cqrs/internal/engine"
-	"github.com/cqrs-spice/cqrs/internal/flight"
-	"github.com/cqrs-spice/cqrs/internal/flightsql"
-	"github.com/cqrs-spice/cqrs/internal/httpapi"
-	"github.com/cqrs-spice/cqrs/internal/postgres"
-	"github.com/cqrs-spice/cqrs/internal/spiceai"
-	"github.com/cqrs-spice/cqrs/internal/spicepod"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres/cdc"
+	"github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/httpsrv"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/spiceai"
+	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
 )
 
 // Config is the command line.
@@ -55,8 +55,8 @@ type Main struct {
 	Pod     *spicepod.Pod
 	Store   *duckdb.DB
 	Engine  *engine.Engine
-	HTTP    *httpapi.Server
-	Flight  *flight.Server
+	HTTP    *httpsrv.Server
+	Flight  *flightsrv.Server
 	servers []func(context.Context) error // closed first, in reverse order of opening
 	sources []engine.Source
 	metrics *http.Server
@@ -171,11 +171,11 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 		m.sources = append(m.sources, src)
 		return src, nil
 	case "flightsql":
-		cfg, err := flightsql.ParseParams(d.Params)
+		cfg, err := flightsqlsrc.ParseParams(d.Params)
 		if err != nil {
 			return nil, err
 		}
-		src := flightsql.NewSource(cfg, path)
+		src := flightsqlsrc.NewSource(cfg, path)
 		src.Logger = m.Logger.With("dataset", d.Name)
 		if err := src.Open(ctx); err != nil {
 			return nil, err
@@ -216,16 +216,16 @@ func (m *Main) addFeeds() error {
 }
 
 func (m *Main) openServers() error {
-	m.HTTP = httpapi.New(m.Config.HTTPAddr, m.Engine)
+	m.HTTP = httpsrv.New(m.Config.HTTPAddr, m.Engine)
 	m.HTTP.Logger = m.Logger
-	m.HTTP.Endpoints = []httpapi.Endpoint{{Name: "http", Addr: m.Config.HTTPAddr}, {Name: "flight", Addr: m.Config.FlightAddr}}
+	m.HTTP.Endpoints = []httpsrv.Endpoint{{Name: "http", Addr: m.Config.HTTPAddr}, {Name: "flight", Addr: m.Config.FlightAddr}}
 	if err := m.HTTP.Open(); err != nil {
 		return err
 	}
 	m.servers = append(m.servers, m.HTTP.Close)
-	m.Flight = flight.New(m.Config.FlightAddr, m.Engine)
+	m.Flight = flightsrv.New(m.Config.FlightAddr, m.Engine)
 	m.Flight.Logger = m.Logger
-	m.Flight.Metrics = flight.NewMetrics(m.reg)
+	m.Flight.Metrics = flightsrv.NewMetrics(m.reg)
 	m.Flight.PrimaryKeys = m.primaryKeys
 	if err := m.Flight.Open(); err != nil {
 		return err
@@ -244,7 +244,7 @@ func (m *Main) openServers() error {
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		m.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = m.metrics.Serve(ln) }()
-		m.HTTP.Endpoints = append(m.HTTP.Endpoints, httpapi.Endpoint{Name: "metrics", Addr: m.Config.MetricsAddr})
+		m.HTTP.Endpoints = append(m.HTTP.Endpoints, httpsrv.Endpoint{Name: "metrics", Addr: m.Config.MetricsAddr})
 		m.servers = append(m.servers, m.metrics.Shutdown)
 	}
 	return nil

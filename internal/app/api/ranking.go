@@ -1,0 +1,98 @@
+package api
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/app/ranking"
+)
+
+// HeaderCacheStatus passes a runtime's results-cache status (HIT, MISS, BYPASS)
+// through to the client.
+const HeaderCacheStatus = "Results-Cache-Status"
+
+// QueryMinPosition is the query parameter that may stand in for the
+// Spice-Min-Position header.
+const QueryMinPosition = "min_position"
+
+// rankingTitle heads the text answer, as in the recipe.
+const rankingTitle = "==== Leading Products ====\n"
+
+// handleRanking answers the ranking from reader: the recipe's text by default,
+// JSON for Accept: application/json. Spice-Position says which source position the
+// answer reflects.
+func (s *Server) handleRanking(reader RankingReader) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := rankingRequest(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		res, err := reader.Ranking(r.Context(), req)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h := w.Header()
+		h.Set(position.HeaderPosition, res.Position.String())
+		if res.CacheStatus != "" {
+			h.Set(HeaderCacheStatus, res.CacheStatus)
+		}
+		h.Set("Vary", "Accept")
+		if wantsJSON(r) {
+			if res.Rows == nil {
+				res.Rows = []ranking.Row{}
+			}
+			writeJSON(w, http.StatusOK, res.Rows)
+			return
+		}
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write(renderText(res.Rows))
+	}
+}
+
+// renderText formats rows as the recipe's app does.
+func renderText(rows []ranking.Row) []byte {
+	b := make([]byte, 0, len(rankingTitle)+len(rows)*48)
+	b = append(b, rankingTitle...)
+	for _, row := range rows {
+		b = fmt.Appendf(b, "%10d sold: %s\n", row.Count, row.Name)
+	}
+	return b
+}
+
+// rankingRequest reads the minimum position (header, else query parameter) and
+// whether the client asks to bypass the results cache.
+func rankingRequest(r *http.Request) (ranking.Request, error) {
+	var req ranking.Request
+	v, from := r.Header.Get(position.HeaderMinPosition), position.HeaderMinPosition
+	if v == "" {
+		v, from = r.URL.Query().Get(QueryMinPosition), QueryMinPosition
+	}
+	if v != "" {
+		lsn, err := position.Parse(v)
+		if err != nil {
+			return req, requestErrorf(errBadRequest, "%s %q is not a position: send the %s of an earlier answer, an LSN like 0/16B3748", from, v, position.HeaderPosition)
+		}
+		req.MinPosition = lsn
+	}
+	req.NoCache = strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-cache")
+	return req, nil
+}
+
+// wantsJSON reports whether the Accept header names application/json.
+func wantsJSON(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		return false
+	}
+	for part := range strings.SplitSeq(accept, ",") {
+		if mt, _, err := mime.ParseMediaType(part); err == nil && mt == "application/json" {
+			return true
+		}
+	}
+	return false
+}

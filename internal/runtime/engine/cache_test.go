@@ -1,0 +1,122 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+)
+
+// result builds a one-column result of n rows from mem.
+func result(tb testing.TB, mem memory.Allocator, n int) *engine.Result {
+	tb.Helper()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewInt64Builder(mem)
+	defer b.Release()
+	for i := 0; i < n; i++ {
+		b.Append(int64(i))
+	}
+	col := b.NewArray()
+	defer col.Release()
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(n))
+	return &engine.Result{Schema: schema, Records: []arrow.RecordBatch{rec}, Rows: int64(n), Bytes: int64(8 * n)}
+}
+
+func TestCacheSharesResultsAndReleasesThem(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	c := engine.NewCache(1<<20, time.Hour)
+
+	res := result(t, mem, 10)
+	c.Put("q@v1", res)
+	res.Release() // the cache holds its own reference
+
+	for i := 0; i < 3; i++ {
+		hit := c.Get("q@v1")
+		if hit == nil {
+			t.Fatal("miss after put")
+		}
+		if got, want := hit.Records[0].Column(0).(*array.Int64).Value(9), int64(9); got != want {
+			t.Fatalf("cached value=%d, want %d", got, want)
+		}
+		hit.Release()
+	}
+	// A new data version is a new key: the old answer can never be served for it.
+	if c.Get("q@v2") != nil {
+		t.Fatal("hit for a key that was never stored")
+	}
+	if got, want := c.Len(), 1; got != want {
+		t.Fatalf("entries=%d, want %d", got, want)
+	}
+	c.Clear()
+	if got, want := c.Len(), 0; got != want {
+		t.Fatalf("entries after clear=%d, want %d", got, want)
+	}
+}
+
+func TestCacheEvictsLeastRecentWhenFull(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	c := engine.NewCache(8*100*4, time.Hour) // room for four results of 100 rows
+	for _, key := range []string{"a", "b", "c", "d"} {
+		res := result(t, mem, 100)
+		c.Put(key, res)
+		res.Release()
+	}
+	if hit := c.Get("a"); hit != nil { // "a" becomes the most recent
+		hit.Release()
+	} else {
+		t.Fatal("a was evicted before the cache was full")
+	}
+	res := result(t, mem, 100)
+	c.Put("e", res)
+	res.Release()
+	if hit := c.Get("b"); hit != nil {
+		hit.Release()
+		t.Fatal("b, the least recently used, is still cached")
+	}
+	for _, key := range []string{"a", "c", "d", "e"} {
+		hit := c.Get(key)
+		if hit == nil {
+			t.Fatalf("%s was evicted", key)
+		}
+		hit.Release()
+	}
+	c.Clear()
+}
+
+func TestCacheRefusesOversizedResults(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	c := engine.NewCache(1000, time.Hour)
+	res := result(t, mem, 100) // 800 bytes: more than a quarter of the cache
+	c.Put("big", res)
+	res.Release()
+	if hit := c.Get("big"); hit != nil {
+		hit.Release()
+		t.Fatal("a result larger than a quarter of the cache was stored")
+	}
+}
+
+func TestCacheExpiresEntries(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	c := engine.NewCache(1<<20, time.Nanosecond)
+	res := result(t, mem, 1)
+	c.Put("q", res)
+	res.Release()
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		hit := c.Get("q")
+		if hit == nil {
+			return
+		}
+		hit.Release()
+	}
+	c.Clear()
+	t.Fatal("entry with a 1ns TTL was still served after a second")
+}

@@ -1,0 +1,307 @@
+//go:build duckdb_arrow
+
+// Package runtimetest gives tests of the Flight server and the connectors that
+// chain runtimes a real engine to serve: in-memory DuckDB, datasets fed by Source
+// (fixed Arrow records at a fixed position), views from a spicepod, and a Flight
+// server on a free local port.
+package runtimetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
+	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
+)
+
+// Timeout bounds every wait of these helpers.
+const Timeout = 30 * time.Second
+
+// Schemas of the recipe's tables, as the Postgres connector reads them.
+var (
+	ProductsSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "name", Type: arrow.BinaryTypes.String},
+	}, nil)
+	OrdersSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "product_id", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "count", Type: arrow.PrimitiveTypes.Int32},
+	}, nil)
+)
+
+// RankingsSQL is the recipe's view, as spicepods/accelerated spells it.
+const RankingsSQL = `with a as (SELECT products.id, sum(count) as count FROM orders INNER JOIN products
+ON orders.product_id = products.id GROUP BY products.id)
+select name, count from products left join a on products.id = a.id
+order by count desc nulls last, name limit 5`
+
+// RecipePod is runtime 1 of the recipe with test: sources for products and orders.
+const RecipePod = `version: v1
+kind: Spicepod
+name: sample
+datasets:
+  - from: test:products
+    name: products
+    acceleration: {enabled: true}
+  - from: test:orders
+    name: orders
+    acceleration: {enabled: true}
+views:
+  - name: rankings
+    sql: |
+      with a as (SELECT products.id, sum(count) as count FROM orders INNER JOIN products
+      ON orders.product_id = products.id GROUP BY products.id)
+      select name, count from products left join a on products.id = a.id
+      order by count desc nulls last, name limit 5
+`
+
+// Source is an engine.Source that serves fixed rows at a fixed position, both
+// replaced with Set. A Source with an error set fails every scan.
+type Source struct {
+	mem    memory.Allocator
+	schema *arrow.Schema
+
+	mu    sync.Mutex
+	rec   arrow.RecordBatch
+	pos   position.LSN
+	err   error
+	scans int
+}
+
+var _ engine.Source = (*Source)(nil)
+
+// NewSource returns a source of rows of schema, allocated from mem; it holds no
+// rows until Set. Its memory is released at the end of the test.
+func NewSource(tb testing.TB, mem memory.Allocator, schema *arrow.Schema) *Source {
+	s := &Source{mem: mem, schema: schema}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Set replaces the rows and the position. Values are int (for integer columns),
+// string, float64, bool or nil.
+func (s *Source) Set(tb testing.TB, pos position.LSN, rows ...[]any) {
+	tb.Helper()
+	b := array.NewRecordBuilder(s.mem, s.schema)
+	defer b.Release()
+	for _, row := range rows {
+		for i, v := range row {
+			if err := appendValue(b.Field(i), v); err != nil {
+				tb.Fatalf("row %v column %s: %v", row, s.schema.Field(i).Name, err)
+			}
+		}
+	}
+	rec := b.NewRecordBatch()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rec != nil {
+		s.rec.Release()
+	}
+	s.rec, s.pos = rec, pos
+}
+
+// Fail makes every scan fail with err (nil: succeed again).
+func (s *Source) Fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+}
+
+// Scans returns how many scans ran.
+func (s *Source) Scans() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scans
+}
+
+func appendValue(b array.Builder, v any) error {
+	if v == nil {
+		b.AppendNull()
+		return nil
+	}
+	switch b := b.(type) {
+	case *array.Int32Builder:
+		b.Append(int32(v.(int)))
+	case *array.Int64Builder:
+		b.Append(int64(v.(int)))
+	case *array.StringBuilder:
+		b.Append(v.(string))
+	case *array.Float64Builder:
+		b.Append(v.(float64))
+	case *array.BooleanBuilder:
+		b.Append(v.(bool))
+	default:
+		return fmt.Errorf("builder %T not supported", b)
+	}
+	return nil
+}
+
+// Scan serves the rows set last.
+func (s *Source) Scan(ctx context.Context, _ engine.ScanRequest, fn func(engine.Snapshot) error) error {
+	s.mu.Lock()
+	s.scans++
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	var recs []arrow.RecordBatch
+	if s.rec != nil {
+		recs = append(recs, s.rec)
+	}
+	rd, err := array.NewRecordReader(s.schema, recs) // retains the record
+	pos := s.pos
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	defer rd.Release()
+	return fn(engine.Snapshot{Reader: rd, Position: pos})
+}
+
+// Close releases the rows.
+func (s *Source) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rec != nil {
+		s.rec.Release()
+		s.rec = nil
+	}
+}
+
+// NewEngine opens an engine over in-memory DuckDB running the spicepod pod, whose
+// datasets read from sources by name (nil for datasets without one). configure,
+// when not nil, adjusts the engine before it opens. The engine closes at the end
+// of the test.
+func NewEngine(tb testing.TB, pod string, sources map[string]engine.Source, configure func(*engine.Engine)) *engine.Engine {
+	tb.Helper()
+	ctx := context.Background()
+	p, err := spicepod.Parse([]byte(pod), "spicepod.yaml", func(string) (string, bool) { return "", false })
+	if err != nil {
+		tb.Fatalf("parse spicepod: %v", err)
+	}
+	db := duckdb.New("")
+	db.Threads = 1
+	if err := db.Open(ctx); err != nil {
+		tb.Fatalf("open duckdb: %v", err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	e := engine.New(db)
+	e.MaxBackoff = 500 * time.Millisecond
+	for _, ds := range p.Datasets {
+		if err := e.AddDataset(ds, sources[ds.Name]); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, v := range p.Views {
+		if err := e.AddView(v); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if configure != nil {
+		configure(e)
+	}
+	if err := e.Open(ctx); err != nil {
+		tb.Fatalf("open engine: %v", err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+		defer cancel()
+		if err := e.Close(ctx); err != nil {
+			tb.Errorf("close engine: %v", err)
+		}
+	})
+	return e
+}
+
+// WaitFor waits until cond holds, checking after every change of the engine's
+// state, and fails the test after Timeout.
+func WaitFor(tb testing.TB, e *engine.Engine, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.After(Timeout)
+	for {
+		changed := e.Changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-time.After(50 * time.Millisecond): // conditions outside the engine
+		case <-deadline:
+			tb.Fatalf("timed out after %s waiting for %s", Timeout, what)
+		}
+	}
+}
+
+// WaitReady waits until every dataset and view of e has loaded.
+func WaitReady(tb testing.TB, e *engine.Engine) {
+	tb.Helper()
+	WaitFor(tb, e, "the engine to be ready", e.Ready)
+}
+
+// WaitWatermark waits until the named dataset or view reflects at least pos.
+func WaitWatermark(tb testing.TB, e *engine.Engine, name string, pos position.LSN) {
+	tb.Helper()
+	WaitFor(tb, e, fmt.Sprintf("%s to reach %s", name, pos), func() bool {
+		wm, err := e.Watermark(name)
+		return err == nil && wm >= pos
+	})
+}
+
+// StartServer opens a Flight server for e on a free local port, allocating from
+// mem, and closes it at the end of the test. configure, when not nil, adjusts the
+// server before it opens.
+func StartServer(tb testing.TB, e flightsrv.Engine, mem memory.Allocator, configure func(*flightsrv.Server)) *flightsrv.Server {
+	tb.Helper()
+	return StartServerAt(tb, "127.0.0.1:0", e, mem, configure)
+}
+
+// StartServerAt is StartServer on a given address (to restart on the same port).
+func StartServerAt(tb testing.TB, addr string, e flightsrv.Engine, mem memory.Allocator, configure func(*flightsrv.Server)) *flightsrv.Server {
+	tb.Helper()
+	srv := flightsrv.New(addr, e)
+	srv.Allocator = mem
+	if configure != nil {
+		configure(srv)
+	}
+	if err := srv.Open(); err != nil {
+		tb.Fatalf("open flight server: %v", err)
+	}
+	tb.Cleanup(func() { StopServer(tb, srv) })
+	return srv
+}
+
+// StopServer closes srv, failing the test when it does not stop in time. Closing
+// twice is harmless.
+func StopServer(tb testing.TB, srv *flightsrv.Server) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		tb.Errorf("close flight server: %v", err)
+	}
+}
+
+// RecipeSources returns sources for the recipe's products and orders, loaded with
+// the three products and one order each at position pos.
+func RecipeSources(tb testing.TB, mem memory.Allocator, pos position.LSN) (products, orders *Source) {
+	products = NewSource(tb, mem, ProductsSchema)
+	products.Set(tb, pos,
+		[]any{1, "the most beautiful flower"},
+		[]any{2, "the most delicious chocalate"},
+		[]any{3, "nintendo"})
+	orders = NewSource(tb, mem, OrdersSchema)
+	orders.Set(tb, pos, []any{1, 1, 10}, []any{2, 2, 20}, []any{3, 3, 30})
+	return products, orders
+}

@@ -1,0 +1,39 @@
+// Package flightsrv is the runtime's Arrow Flight server: plain Flight and Flight SQL
+// on one gRPC port, answering from the engine, as upstream Spice's runtime does.
+//
+// Wiring, in cmd/dataruntime:
+//
+//	srv := flightsrv.New(flagFlight, eng)     // eng is an *engine.Engine
+//	srv.Logger = logger
+//	srv.Metrics = flightsrv.NewMetrics(registry)
+//	srv.PrimaryKeys = func(table string) []string { ... from the spicepod ... }
+//	if err := srv.Open(); err != nil { ... }   // binds; srv.Addr() is the address
+//	defer srv.Close(ctx)                       // graceful, bounded by ctx
+//
+// Flight SQL: statement queries execute at GetFlightInfo; the result is held
+// under a random ticket (TicketTTL, MaxTicketBytes) and streamed by DoGet, so both
+// answers report the same data. A ticket whose result is gone runs its query
+// again. Prepared statements bind one row of parameters (DoPut), carried inside
+// the returned handle. Catalog commands report catalog "spice", schema "public",
+// datasets as "BASE TABLE" and views as "VIEW"; GetTables with include_schema
+// carries each table's Arrow schema. Updates, transactions and Substrait answer
+// Unimplemented: the runtime serves reads only.
+//
+// Plain Flight: command or ticket bytes that are not a Flight SQL message are SQL
+// text (a PATH descriptor reads the named table). The handshake answers at once
+// with an "authorization: Bearer" header and one response, without waiting for a
+// client message; any Basic credentials are accepted and no call requires the
+// token. The action spice.watch (ActionWatch) streams a notice after every change
+// of a table, which the flightsql connector of a chained runtime listens to.
+//
+// Every data answer carries gRPC header metadata spice-position (the LSN the
+// answer reflects) and results-cache-status (HIT, MISS or BYPASS). A request may
+// send spice-min-position to wait (bounded by the engine) for fresher data, and
+// cache-control: no-cache to bypass the results cache.
+//
+// Errors become gRPC codes in one place: bad SQL and unknown tables are
+// InvalidArgument with DuckDB's message; a dataset that has not loaded is
+// Unavailable and names it; a minimum position not reached in time is
+// DeadlineExceeded; a closing runtime is Unavailable; anything unexpected is
+// Internal and logged.
+package flightsrv

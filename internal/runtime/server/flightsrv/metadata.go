@@ -1,0 +1,63 @@
+package flightsrv
+
+import (
+	"context"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/position"
+)
+
+// Metadata keys, beyond the position keys of package position.
+const (
+	// MetadataCacheStatus reports whether an answer came from the results cache:
+	// HIT, MISS or BYPASS, as upstream's Results-Cache-Status header.
+	MetadataCacheStatus = "results-cache-status"
+	// MetadataCacheControl, when a request carries "no-cache", bypasses the results
+	// cache for that request.
+	MetadataCacheControl = "cache-control"
+)
+
+// Log attribute keys.
+const (
+	logMethod = "method"
+	logTable  = "table"
+	logLSN    = "lsn"
+)
+
+// queryOf builds an engine query for sql from the request's metadata: its
+// minimum position (spice-min-position) and cache control.
+func queryOf(ctx context.Context, sql string, args []any) (engine.Query, error) {
+	q := engine.Query{SQL: sql, Args: args}
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get(position.MetadataMinPosition); len(v) > 0 && strings.TrimSpace(v[0]) != "" {
+		lsn, err := position.Parse(v[0])
+		if err != nil {
+			return q, invalidf("metadata %s: %q is not a position; send an LSN like 0/16B3748 (the %s of an earlier answer)",
+				position.MetadataMinPosition, v[0], position.MetadataPosition)
+		}
+		q.MinPosition = lsn
+	}
+	for _, v := range md.Get(MetadataCacheControl) {
+		if strings.Contains(strings.ToLower(v), "no-cache") {
+			q.NoCache = true
+		}
+	}
+	return q, nil
+}
+
+// setHeader attaches the position an answer reflects and its cache status to the
+// response headers. It must run before the first message of a stream is sent.
+func setHeader(ctx context.Context, pos position.LSN, cache engine.CacheStatus) {
+	if cache == "" {
+		cache = engine.CacheBypass
+	}
+	// Fails only when headers were sent already, which the callers rule out.
+	_ = grpc.SetHeader(ctx, metadata.Pairs(
+		position.MetadataPosition, pos.String(),
+		MetadataCacheStatus, string(cache),
+	))
+}

@@ -1,0 +1,268 @@
+package flightsrv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	arrowflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/position"
+)
+
+// Defaults for Server's tunables.
+const (
+	// DefaultTicketTTL is how long a statement result executed by GetFlightInfo
+	// waits for its DoGet. A ticket fetched later runs its query again.
+	DefaultTicketTTL = 30 * time.Second
+	// DefaultMaxTicketBytes bounds the results waiting for their DoGet; beyond it
+	// the oldest are dropped (their DoGet runs the query again).
+	DefaultMaxTicketBytes = 256 << 20
+	// DefaultPreparedTTL is how long an unused prepared statement is kept.
+	DefaultPreparedTTL = time.Hour
+	// DefaultMaxPrepared bounds the prepared statements held; beyond it the least
+	// recently used are closed.
+	DefaultMaxPrepared = 10000
+	// DefaultServerName and DefaultVersion are reported by GetSqlInfo.
+	DefaultServerName = "cqrs-spice data runtime"
+	DefaultVersion    = "dev"
+	// DefaultMaxRecvMsgBytes bounds one incoming gRPC message (DoPut parameters).
+	DefaultMaxRecvMsgBytes = 16 << 20
+)
+
+// Catalog names, as upstream's runtime reports them.
+const (
+	Catalog  = "spice"
+	DBSchema = "public"
+)
+
+// Engine is what the server needs from the engine; *engine.Engine implements it.
+type Engine interface {
+	Query(ctx context.Context, q engine.Query) (*engine.Result, error)
+	Tables() []engine.TableInfo
+	Watermark(name string) (position.LSN, error)
+	Changed() <-chan struct{}
+}
+
+// Server serves plain Arrow Flight and Flight SQL on one port. Create it with New,
+// adjust the exported fields, then Open; Close stops it.
+type Server struct {
+	// Logger receives unexpected errors (those answered with Internal). Default
+	// slog.Default().
+	Logger *slog.Logger
+	// Allocator backs the Arrow memory the server allocates itself (catalog
+	// answers, decoded parameters). Default memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// Metrics, when set, counts requests and their latency.
+	Metrics *Metrics
+	// TicketTTL, MaxTicketBytes, PreparedTTL and MaxPrepared bound the state held
+	// between calls; the Default* constants when zero.
+	TicketTTL      time.Duration
+	MaxTicketBytes int64
+	PreparedTTL    time.Duration
+	MaxPrepared    int
+	// ServerName and Version are reported by GetSqlInfo; DefaultServerName and
+	// DefaultVersion when empty.
+	ServerName string
+	Version    string
+	// PrimaryKeys, when set, returns the primary key columns of a dataset (from
+	// its spicepod's acceleration.primary_key) for GetPrimaryKeys; nil means
+	// none are reported.
+	PrimaryKeys func(table string) []string
+	// GRPCOptions are added to the gRPC server's options (TLS credentials, say).
+	GRPCOptions []grpc.ServerOption
+
+	engine Engine
+	addr   string
+	token  string
+
+	mu       sync.Mutex
+	lis      net.Listener
+	grpc     *grpc.Server
+	tickets  *tickets
+	prepared *preparedStore
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// New returns a server that will listen on addr ("127.0.0.1:50051"; port 0 picks a
+// free port, see Addr) and answer from e.
+func New(addr string, e Engine) *Server {
+	return &Server{
+		Logger:    slog.Default(),
+		Allocator: memory.DefaultAllocator,
+		engine:    e,
+		addr:      addr,
+	}
+}
+
+// Addr returns the address the server listens on once open, the configured
+// address before.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lis != nil {
+		return s.lis.Addr().String()
+	}
+	return s.addr
+}
+
+// Open binds the address and starts serving.
+func (s *Server) Open() error {
+	s.mu.Lock()
+	open := s.lis != nil
+	s.mu.Unlock()
+	if open {
+		return errors.New("open flight server: already open")
+	}
+	s.applyDefaults()
+	lis, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("listen for flight on %s: %w; is another runtime using the port? pick another with --flight", s.addr, err)
+	}
+	token := make([]byte, 16)
+	if _, err := rand.Read(token); err != nil {
+		lis.Close()
+		return fmt.Errorf("create bearer token: %w", err)
+	}
+	s.token = hex.EncodeToString(token)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.tickets = newTickets(s.TicketTTL, s.MaxTicketBytes)
+	s.prepared = newPreparedStore(s.PreparedTTL, s.MaxPrepared)
+
+	sql := &sqlService{s: s}
+	sql.Alloc = s.Allocator
+	if err := s.registerSqlInfo(sql); err != nil {
+		lis.Close()
+		return err
+	}
+	opts := append([]grpc.ServerOption{
+		grpc.MaxRecvMsgSize(DefaultMaxRecvMsgBytes),
+		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
+		grpc.ChainStreamInterceptor(s.streamInterceptor),
+	}, s.GRPCOptions...)
+	gs := grpc.NewServer(opts...)
+	arrowflight.RegisterFlightServiceServer(gs, &service{
+		FlightServer: arrowflightsql.NewFlightServerWithAllocator(sql, s.Allocator),
+		s:            s,
+		sql:          sql,
+	})
+
+	s.mu.Lock()
+	s.lis, s.grpc = lis, gs
+	s.mu.Unlock()
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		if err := gs.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			s.Logger.Error("flight server stopped", "addr", lis.Addr().String(), "err", err)
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.sweep(s.ctx)
+	}()
+	return nil
+}
+
+func (s *Server) applyDefaults() {
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	if s.Allocator == nil {
+		s.Allocator = memory.DefaultAllocator
+	}
+	if s.TicketTTL <= 0 {
+		s.TicketTTL = DefaultTicketTTL
+	}
+	if s.MaxTicketBytes <= 0 {
+		s.MaxTicketBytes = DefaultMaxTicketBytes
+	}
+	if s.PreparedTTL <= 0 {
+		s.PreparedTTL = DefaultPreparedTTL
+	}
+	if s.MaxPrepared <= 0 {
+		s.MaxPrepared = DefaultMaxPrepared
+	}
+	if s.ServerName == "" {
+		s.ServerName = DefaultServerName
+	}
+	if s.Version == "" {
+		s.Version = DefaultVersion
+	}
+}
+
+// Close stops accepting calls, ends change streams (spice.watch) and waits for
+// running calls until ctx ends, then cuts them off. Held results are released.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	gs := s.grpc
+	s.grpc = nil
+	s.mu.Unlock()
+	if gs == nil {
+		return nil
+	}
+	s.cancel()
+	done := make(chan struct{})
+	go func() { gs.GracefulStop(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		gs.Stop()
+		<-done
+		err = fmt.Errorf("close flight server: %w; open calls were cut off", ctx.Err())
+	}
+	s.wg.Wait()
+	s.tickets.clear()
+	return err
+}
+
+// sweep drops expired tickets and prepared statements until ctx ends.
+func (s *Server) sweep(ctx context.Context) {
+	t := time.NewTicker(min(s.TicketTTL/2, 5*time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			s.tickets.sweep(now)
+			s.prepared.sweep(now)
+		}
+	}
+}
+
+// registerSqlInfo fills in what GetSqlInfo reports.
+func (s *Server) registerSqlInfo(sql *sqlService) error {
+	infos := []struct {
+		id  arrowflightsql.SqlInfo
+		val any
+	}{
+		{arrowflightsql.SqlInfoFlightSqlServerName, s.ServerName},
+		{arrowflightsql.SqlInfoFlightSqlServerVersion, s.Version},
+		{arrowflightsql.SqlInfoFlightSqlServerArrowVersion, "18"},
+		{arrowflightsql.SqlInfoFlightSqlServerReadOnly, true},
+		{arrowflightsql.SqlInfoFlightSqlServerSql, true},
+		{arrowflightsql.SqlInfoFlightSqlServerSubstrait, false},
+		{arrowflightsql.SqlInfoFlightSqlServerTransaction, int32(arrowflightsql.SqlTransactionNone)},
+		{arrowflightsql.SqlInfoFlightSqlServerCancel, false},
+	}
+	for _, info := range infos {
+		if err := sql.RegisterSqlInfo(info.id, info.val); err != nil {
+			return fmt.Errorf("register sql info %d: %w", info.id, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package flightsrv
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/cqrs-spice/cqrs/internal/position"
+)
+
+// flightSQLTypePrefix starts the type URL of every Flight SQL command.
+const flightSQLTypePrefix = "type.googleapis.com/arrow.flight.protocol.sql."
+
+// service answers plain Flight around the Flight SQL router: command and ticket
+// bytes that are not a Flight SQL message are SQL text, the handshake answers at
+// once, and the spice.watch action streams change notices.
+type service struct {
+	arrowflight.FlightServer // the Flight SQL router
+	s                        *Server
+	sql                      *sqlService
+}
+
+// isFlightSQL reports whether b is a protobuf Any holding a Flight SQL message.
+func isFlightSQL(b []byte) bool {
+	var a anypb.Any
+	if err := proto.Unmarshal(b, &a); err != nil {
+		return false
+	}
+	return strings.HasPrefix(a.GetTypeUrl(), flightSQLTypePrefix)
+}
+
+// rawSQL returns the SQL a plain Flight descriptor asks for: its command bytes
+// when they are not Flight SQL, or SELECT * of the table a path names.
+func rawSQL(desc *arrowflight.FlightDescriptor) (string, bool, error) {
+	if desc.GetType() == arrowflight.DescriptorPATH {
+		if len(desc.GetPath()) == 0 {
+			return "", true, invalidf("descriptor has an empty path; name a dataset or view")
+		}
+		parts := make([]string, len(desc.GetPath()))
+		for i, p := range desc.GetPath() {
+			parts[i] = quoteIdent(p)
+		}
+		return "SELECT * FROM " + strings.Join(parts, "."), true, nil
+	}
+	if isFlightSQL(desc.GetCmd()) {
+		return "", false, nil
+	}
+	if strings.TrimSpace(string(desc.GetCmd())) == "" {
+		return "", true, invalidf("descriptor has an empty command; send SQL text or a Flight SQL command")
+	}
+	return string(desc.GetCmd()), true, nil
+}
+
+// Handshake answers at once, without waiting for a client message: the Go SDK
+// sends none and reads the header first. Any Basic credentials are accepted;
+// the bearer token returned is what clients send on later calls.
+func (v *service) Handshake(stream arrowflight.FlightService_HandshakeServer) error {
+	if err := checkBasic(stream.Context()); err != nil {
+		return err
+	}
+	if err := stream.SetHeader(metadata.Pairs("authorization", "Bearer "+v.s.token)); err != nil {
+		return err
+	}
+	return stream.Send(&arrowflight.HandshakeResponse{Payload: []byte(v.s.token)})
+}
+
+// checkBasic refuses Basic credentials that are not base64 of user:password.
+func checkBasic(ctx context.Context) error {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		scheme, cred, _ := strings.Cut(strings.TrimSpace(v), " ")
+		if !strings.EqualFold(scheme, "Basic") {
+			continue
+		}
+		cred = strings.TrimSpace(cred)
+		b, err := base64.StdEncoding.DecodeString(cred)
+		if err != nil {
+			b, err = base64.RawStdEncoding.DecodeString(cred)
+		}
+		if err != nil || !strings.Contains(string(b), ":") {
+			return ErrUnauthenticated
+		}
+	}
+	return nil
+}
+
+func (v *service) GetFlightInfo(ctx context.Context, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+	sql, raw, err := rawSQL(desc)
+	if err != nil {
+		return nil, err
+	}
+	if !raw {
+		return v.FlightServer.GetFlightInfo(ctx, desc)
+	}
+	return v.sql.flightInfo(ctx, sql, nil, kindSQL, []byte(sql), desc)
+}
+
+func (v *service) GetSchema(ctx context.Context, desc *arrowflight.FlightDescriptor) (*arrowflight.SchemaResult, error) {
+	sql, raw, err := rawSQL(desc)
+	if err != nil {
+		return nil, err
+	}
+	if !raw {
+		return v.FlightServer.GetSchema(ctx, desc)
+	}
+	return v.sql.schemaResult(ctx, sql)
+}
+
+// DoGet runs a ticket that is SQL text directly; Flight SQL tickets go to the
+// router.
+func (v *service) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
+	if isFlightSQL(t.GetTicket()) {
+		return v.FlightServer.DoGet(t, stream)
+	}
+	if strings.TrimSpace(string(t.GetTicket())) == "" {
+		return invalidf("empty ticket; use the ticket of a GetFlightInfo answer, or SQL text")
+	}
+	schema, ch, err := v.sql.doGetSQL(stream.Context(), string(t.GetTicket()), nil)
+	if err != nil {
+		return err
+	}
+	return writeChunks(stream, schema, ch)
+}
+
+// writeChunks sends the schema, then every chunk; the schema goes out even when
+// there are no rows.
+func writeChunks(stream arrowflight.FlightService_DoGetServer, schema *arrow.Schema, ch <-chan arrowflight.StreamChunk) error {
+	defer func() {
+		for c := range ch {
+			if c.Data != nil {
+				c.Data.Release()
+			}
+		}
+	}()
+	wr := arrowflight.NewRecordWriter(stream, ipc.WithSchema(schema))
+	for c := range ch {
+		if c.Err != nil {
+			wr.Close()
+			return c.Err
+		}
+		err := wr.Write(c.Data)
+		c.Data.Release()
+		if err != nil {
+			wr.Close()
+			return err
+		}
+	}
+	if err := stream.Context().Err(); err != nil {
+		wr.Close()
+		return err
+	}
+	return wr.Close()
+}
+
+func (v *service) DoAction(a *arrowflight.Action, stream arrowflight.FlightService_DoActionServer) error {
+	if a.GetType() == ActionWatch {
+		return v.s.watch(a.GetBody(), stream)
+	}
+	return v.FlightServer.DoAction(a, stream)
+}
+
+func (v *service) ListActions(e *arrowflight.Empty, stream arrowflight.FlightService_ListActionsServer) error {
+	if err := v.FlightServer.ListActions(e, stream); err != nil {
+		return err
+	}
+	return stream.Send(&arrowflight.ActionType{Type: ActionWatch, Description: watchDescription})
+}
+
+// position returns the watermark of a dataset or view, or the least of all when
+// table is empty.
+func (s *Server) position(table string) (position.LSN, error) {
+	if table != "" {
+		return s.engine.Watermark(table)
+	}
+	var out position.LSN
+	for i, t := range s.engine.Tables() {
+		wm, err := s.engine.Watermark(t.Name)
+		if err != nil {
+			return 0, err
+		}
+		if i == 0 || wm < out {
+			out = wm
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,272 @@
+package flightsrv
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	arrowflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/position"
+)
+
+// sqlService implements Flight SQL over the engine. Unimplemented commands
+// (transactions, updates, Substrait, ingestion) answer Unimplemented through
+// the embedded BaseServer.
+type sqlService struct {
+	arrowflightsql.BaseServer
+	s *Server
+}
+
+// run executes a query with the request's minimum position and cache control and
+// stamps the response headers with what the answer reflects.
+func (q *sqlService) run(ctx context.Context, sql string, args []any) (*engine.Result, error) {
+	query, err := queryOf(ctx, sql, args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := q.s.engine.Query(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	setHeader(ctx, res.Position, res.Cache)
+	return res, nil
+}
+
+// flightInfo executes a query and holds its result for the DoGet of the returned
+// ticket, which runs payload again should the result be gone by then.
+func (q *sqlService) flightInfo(ctx context.Context, sql string, args []any, kind byte, payload []byte, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+	res, err := q.run(ctx, sql, args)
+	if err != nil {
+		return nil, err
+	}
+	info := &arrowflight.FlightInfo{
+		Schema:           arrowflight.SerializeSchema(res.Schema, q.s.Allocator),
+		FlightDescriptor: desc,
+		TotalRecords:     res.Rows,
+		TotalBytes:       res.Bytes,
+	}
+	id := q.s.tickets.put(res) // res belongs to the tickets from here on
+	ticket, err := arrowflightsql.CreateStatementQueryTicket(encodeTicket(id, kind, payload))
+	if err != nil {
+		return nil, err
+	}
+	info.Endpoint = []*arrowflight.FlightEndpoint{{Ticket: &arrowflight.Ticket{Ticket: ticket}}}
+	return info, nil
+}
+
+// stream sends a result's records, releasing it when done.
+func (q *sqlService) stream(ctx context.Context, res *engine.Result) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+	rdr, err := array.NewRecordReader(res.Schema, res.Records)
+	res.Release()
+	if err != nil {
+		return nil, nil, err
+	}
+	ch := make(chan arrowflight.StreamChunk)
+	go arrowflight.StreamChunksFromReader(ctx, rdr, ch)
+	return res.Schema, ch, nil
+}
+
+// doGetSQL runs sql and streams the answer (a ticket that is raw SQL, or a
+// statement ticket whose held result is gone).
+func (q *sqlService) doGetSQL(ctx context.Context, sql string, args []any) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+	res, err := q.run(ctx, sql, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	return q.stream(ctx, res)
+}
+
+// describe returns the schema of a statement's result without reading its rows,
+// binding NULL to each of its params placeholders.
+func (q *sqlService) describe(ctx context.Context, sql string, params int) (*arrow.Schema, position.LSN, error) {
+	args := make([]any, params)
+	body := strings.TrimRight(strings.TrimSpace(sql), "; \t\r\n")
+	query, err := queryOf(ctx, "SELECT * FROM (\n"+body+"\n) AS spice_describe LIMIT 0", args)
+	if err != nil {
+		return nil, 0, err
+	}
+	query.NoCache = true
+	res, err := q.s.engine.Query(ctx, query)
+	var qe *engine.QueryError
+	if errors.As(err, &qe) {
+		// Not wrappable as a subquery: run it as written, so that the error, if
+		// any, is the one the statement itself gets (a refused INSERT, say).
+		query.SQL = sql
+		res, err = q.s.engine.Query(ctx, query)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer res.Release()
+	return res.Schema, res.Position, nil
+}
+
+func (q *sqlService) GetFlightInfoStatement(ctx context.Context, cmd arrowflightsql.StatementQuery, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+	return q.flightInfo(ctx, cmd.GetQuery(), nil, kindSQL, []byte(cmd.GetQuery()), desc)
+}
+
+func (q *sqlService) GetSchemaStatement(ctx context.Context, cmd arrowflightsql.StatementQuery, _ *arrowflight.FlightDescriptor) (*arrowflight.SchemaResult, error) {
+	return q.schemaResult(ctx, cmd.GetQuery())
+}
+
+func (q *sqlService) schemaResult(ctx context.Context, sql string) (*arrowflight.SchemaResult, error) {
+	schema, pos, err := q.describe(ctx, sql, countParams(sql))
+	if err != nil {
+		return nil, err
+	}
+	setHeader(ctx, pos, engine.CacheBypass)
+	return &arrowflight.SchemaResult{Schema: arrowflight.SerializeSchema(schema, q.s.Allocator)}, nil
+}
+
+func (q *sqlService) DoGetStatement(ctx context.Context, cmd arrowflightsql.StatementQueryTicket) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+	id, kind, payload, err := decodeTicket(cmd.GetStatementHandle())
+	if err != nil {
+		return nil, nil, err
+	}
+	if res := q.s.tickets.take(id); res != nil {
+		setHeader(ctx, res.Position, res.Cache)
+		return q.stream(ctx, res)
+	}
+	switch kind {
+	case kindSQL:
+		return q.doGetSQL(ctx, string(payload), nil)
+	case kindPrepared:
+		return q.doGetPrepared(ctx, payload)
+	default:
+		return nil, nil, invalidf("ticket kind %q was not issued by this server; call GetFlightInfo and use its ticket", kind)
+	}
+}
+
+// CreatePreparedStatement describes the statement's result by running it with
+// NULL parameters under LIMIT 0. The parameter schema is left out: DuckDB's
+// parameter types are not visible through the engine, so clients send the types
+// of their values (the Flight SQL driver does so from the Go types).
+func (q *sqlService) CreatePreparedStatement(ctx context.Context, req arrowflightsql.ActionCreatePreparedStatementRequest) (arrowflightsql.ActionCreatePreparedStatementResult, error) {
+	var out arrowflightsql.ActionCreatePreparedStatementResult
+	st := &prepared{sql: req.GetQuery(), params: countParams(req.GetQuery())}
+	schema, _, err := q.describe(ctx, st.sql, st.params)
+	switch {
+	case err == nil:
+		st.schema = schema
+	case st.params > 0 && isQueryError(err):
+		// Some statements cannot run with NULL parameters; their schema is
+		// known at execution.
+	default:
+		return out, err
+	}
+	notUpdate := false
+	out.Handle = []byte(q.s.prepared.add(st))
+	out.DatasetSchema = st.schema
+	out.IsUpdate = &notUpdate
+	return out, nil
+}
+
+func isQueryError(err error) bool {
+	var qe *engine.QueryError
+	return errors.As(err, &qe)
+}
+
+func (q *sqlService) ClosePreparedStatement(_ context.Context, req arrowflightsql.ActionClosePreparedStatementRequest) error {
+	if h := req.GetPreparedStatementHandle(); len(h) >= idLen {
+		q.s.prepared.remove(string(h[:idLen]))
+	}
+	return nil
+}
+
+// DoPutPreparedStatementQuery binds one row of parameters. The returned handle
+// carries the parameters, so binding keeps no state and concurrent executions of
+// one statement with different parameters do not interfere.
+func (q *sqlService) DoPutPreparedStatementQuery(_ context.Context, cmd arrowflightsql.PreparedStatementQuery, rdr arrowflight.MessageReader, _ arrowflight.MetadataWriter) ([]byte, error) {
+	h := cmd.GetPreparedStatementHandle()
+	if len(h) < idLen {
+		return nil, invalidf("prepared statement handle of %d bytes was not issued by this server; prepare the statement first", len(h))
+	}
+	id := h[:idLen]
+	if _, err := q.s.prepared.get(string(id)); err != nil {
+		return nil, err
+	}
+	var rec arrow.RecordBatch
+	defer func() {
+		if rec != nil {
+			rec.Release()
+		}
+	}()
+	for rdr.Next() {
+		r := rdr.RecordBatch()
+		if r.NumRows() == 0 {
+			continue
+		}
+		if rec != nil || r.NumRows() > 1 {
+			return nil, invalidf("parameters bind more than one row; execute the statement once per row")
+		}
+		r.Retain()
+		rec = r
+	}
+	if err := rdr.Err(); err != nil {
+		return nil, invalidf("read parameters: %v", err)
+	}
+	if rec == nil {
+		return id, nil
+	}
+	if _, err := argsOf(rec); err != nil {
+		return nil, err
+	}
+	params, err := encodeParams(rec, q.s.Allocator)
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]byte(nil), id...), params...), nil
+}
+
+// bound resolves a (bound) prepared statement handle to its statement and args.
+func (q *sqlService) bound(handle []byte) (*prepared, []any, error) {
+	if len(handle) < idLen {
+		return nil, nil, invalidf("prepared statement handle of %d bytes was not issued by this server; prepare the statement first", len(handle))
+	}
+	st, err := q.s.prepared.get(string(handle[:idLen]))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(handle) == idLen {
+		return st, nil, nil
+	}
+	args, err := decodeParams(handle[idLen:], q.s.Allocator)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, args, nil
+}
+
+func (q *sqlService) GetFlightInfoPreparedStatement(ctx context.Context, cmd arrowflightsql.PreparedStatementQuery, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+	h := cmd.GetPreparedStatementHandle()
+	st, args, err := q.bound(h)
+	if err != nil {
+		return nil, err
+	}
+	return q.flightInfo(ctx, st.sql, args, kindPrepared, h, desc)
+}
+
+func (q *sqlService) DoGetPreparedStatement(ctx context.Context, cmd arrowflightsql.PreparedStatementQuery) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+	return q.doGetPrepared(ctx, cmd.GetPreparedStatementHandle())
+}
+
+func (q *sqlService) doGetPrepared(ctx context.Context, handle []byte) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+	st, args, err := q.bound(handle)
+	if err != nil {
+		return nil, nil, err
+	}
+	return q.doGetSQL(ctx, st.sql, args)
+}
+
+func (q *sqlService) GetSchemaPreparedStatement(ctx context.Context, cmd arrowflightsql.PreparedStatementQuery, _ *arrowflight.FlightDescriptor) (*arrowflight.SchemaResult, error) {
+	st, _, err := q.bound(cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, err
+	}
+	return q.schemaResult(ctx, st.sql)
+}

@@ -1,0 +1,13 @@
+// Package httpsrv is the runtime's HTTP API, compatible with upstream Spice's:
+//
+//	GET  /health                                  200 "ok"
+//	GET  /v1/ready                                200 "Ready" or 503 "Not Ready"
+//	POST /v1/sql                                  body: SQL; JSON (default), CSV or text
+//	GET  /v1/datasets[?status=true]               datasets and views, with state
+//	POST /v1/datasets/{name}/acceleration/refresh 201, 404 unknown, 400 not accelerated
+//	GET  /v1/status                               endpoints and datasets
+//
+// Beyond upstream, every query answer carries the header Spice-Position (the source
+// position it reflects) and Results-Cache-Status; a request may send
+// Spice-Min-Position to wait (bounded) for data at least that fresh.
+package httpsrv

@@ -1,0 +1,109 @@
+package httpsrv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+)
+
+// Defaults.
+const (
+	// DefaultMaxQueryBytes bounds the body of POST /v1/sql.
+	DefaultMaxQueryBytes = 1 << 20
+	// DefaultRequestTimeout bounds one request.
+	DefaultRequestTimeout = 60 * time.Second
+)
+
+// Engine is what the API needs from the runtime's engine.
+type Engine interface {
+	Query(ctx context.Context, q engine.Query) (*engine.Result, error)
+	Ready() bool
+	Refresh(name string) error
+	Status(ctx context.Context) []engine.Status
+	StatusOf(ctx context.Context, name string) (engine.Status, error)
+}
+
+// Endpoint is one of the runtime's listeners, for /v1/status.
+type Endpoint struct {
+	Name, Addr string
+}
+
+// Server serves the HTTP API on its own listener.
+type Server struct {
+	// Endpoints are listed by /v1/status.
+	Endpoints []Endpoint
+	Logger    *slog.Logger
+
+	engine Engine
+	addr   string
+	ln     net.Listener
+	srv    *http.Server
+}
+
+// New returns a server for e that will listen on addr.
+func New(addr string, e Engine) *Server {
+	return &Server{addr: addr, engine: e, Logger: slog.Default()}
+}
+
+// Open binds the listener and starts serving.
+func (s *Server) Open() error {
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("listen http on %s: %w", s.addr, err)
+	}
+	s.ln = ln
+	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.Logger.Error("http server stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Addr is the bound address (useful with ":0").
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Close stops accepting requests and waits for running ones until ctx ends.
+func (s *Server) Close(ctx context.Context) error {
+	if s.srv == nil {
+		return nil
+	}
+	return s.srv.Shutdown(ctx)
+}
+
+// Handler returns the routes.
+func (s *Server) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, middleware.Recoverer, middleware.Timeout(DefaultRequestTimeout))
+	r.Get("/health", func(w http.ResponseWriter, _ *http.Request) { text(w, http.StatusOK, "ok") })
+	r.Get("/v1/ready", s.ready)
+	r.Post("/v1/sql", s.sql)
+	r.Get("/v1/datasets", s.datasets)
+	r.Post("/v1/datasets/{name}/acceleration/refresh", s.refresh)
+	r.Get("/v1/status", s.status)
+	return r
+}
+
+func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {
+	if s.engine.Ready() {
+		text(w, http.StatusOK, "Ready")
+		return
+	}
+	text(w, http.StatusServiceUnavailable, "Not Ready")
+}
+
+func text(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, msg)
+}

@@ -1,0 +1,97 @@
+package httpsrv
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/position"
+)
+
+// sql answers POST /v1/sql: the body is one SELECT.
+func (s *Server) sql(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, DefaultMaxQueryBytes+1))
+	if err != nil {
+		text(w, http.StatusBadRequest, "read request body: "+err.Error())
+		return
+	}
+	if len(body) > DefaultMaxQueryBytes {
+		text(w, http.StatusRequestEntityTooLarge, "query text larger than 1 MiB")
+		return
+	}
+	query := strings.TrimSpace(string(body))
+	if query == "" {
+		text(w, http.StatusBadRequest, "empty query: send one SELECT statement as the request body")
+		return
+	}
+	q := engine.Query{SQL: query}
+	if v := r.Header.Get(position.HeaderMinPosition); v != "" {
+		if q.MinPosition, err = position.Parse(v); err != nil {
+			text(w, http.StatusBadRequest, position.HeaderMinPosition+": "+err.Error())
+			return
+		}
+	}
+	if strings.Contains(r.Header.Get("Cache-Control"), "no-cache") {
+		q.NoCache = true
+	}
+	res, err := s.engine.Query(r.Context(), q)
+	if err != nil {
+		s.queryError(w, r, err)
+		return
+	}
+	defer res.Release()
+	h := w.Header()
+	h.Set(position.HeaderPosition, res.Position.String())
+	h.Set("Results-Cache-Status", string(res.Cache))
+	h.Set("X-Cache", cacheHeader(res.Cache))
+	format := negotiate(r.Header.Get("Accept"))
+	h.Set("Content-Type", format.contentType)
+	w.WriteHeader(http.StatusOK)
+	if err := format.write(w, res); err != nil {
+		s.Logger.Warn("write query result", "err", err)
+	}
+}
+
+func cacheHeader(c engine.CacheStatus) string {
+	switch c {
+	case engine.CacheHit:
+		return "Hit from spiceai"
+	case engine.CacheMiss:
+		return "Miss from spiceai"
+	default:
+		return "Bypass"
+	}
+}
+
+// statusOf maps an engine error to an HTTP status: the one place that does.
+func statusOf(err error) int {
+	var qe *engine.QueryError
+	switch {
+	case errors.As(err, &qe):
+		return http.StatusBadRequest
+	case errors.Is(err, engine.ErrNotReady), errors.Is(err, engine.ErrClosed):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, engine.ErrPositionTimeout), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout
+	case errors.Is(err, engine.ErrUnknownDataset):
+		return http.StatusNotFound
+	case errors.Is(err, engine.ErrNotAccelerated):
+		return http.StatusBadRequest
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+func (s *Server) queryError(w http.ResponseWriter, r *http.Request, err error) {
+	code := statusOf(err)
+	if code >= 500 && code != http.StatusServiceUnavailable && code != http.StatusGatewayTimeout {
+		s.Logger.Error("query failed", "path", r.URL.Path, "err", err)
+	}
+	if code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	text(w, code, err.Error())
+}
