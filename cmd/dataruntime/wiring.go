@@ -20,14 +20,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres/cdc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres/cdc"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/spiceai"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
-	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/httpsrv"
-	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres"
-	"github.com/cqrs-spice/cqrs/internal/runtime/connector/spiceai"
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
 )
 

@@ -17,8 +17,8 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/app/api"
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
-	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
+	"github.com/cqrs-spice/cqrs/internal/position"
 )
 
 // store is a hand-written fake OrderStore; nil functions fail the request.

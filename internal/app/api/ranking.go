@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
+	"github.com/cqrs-spice/cqrs/internal/position"
 )
 
 // HeaderCacheStatus passes a runtime's results-cache status (HIT, MISS, BYPASS)

@@ -15,8 +15,8 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
-	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
+	"github.com/cqrs-spice/cqrs/internal/position"
 )
 
 // Defaults of the Server's tunables.

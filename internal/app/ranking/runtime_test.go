@@ -11,10 +11,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/cqrs-spice/cqrs/internal/app/ranking"
+	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
-	"github.com/cqrs-spice/cqrs/internal/position"
-	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 )
 
 // recipeRuntime serves the recipe's runtime 1 (products, orders and the rankings

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
-	"github.com/cqrs-spice/cqrs/internal/position"
 )
 
 // materializedPod is the recipe's second spicepod without refresh_check_interval:

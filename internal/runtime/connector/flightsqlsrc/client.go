@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
 // DefaultMaxMessageBytes bounds one incoming gRPC message (one record batch).
@@ -51,7 +51,7 @@ func Dial(ep Endpoint) (*grpc.ClientConn, error) {
 // Handshake runs a Basic handshake as the Spice SDKs do (no message sent, the
 // answer's header read) and returns the "Bearer ..." authorization value to send
 // on later calls.
-func Handshake(ctx context.Context, c arrowflight.Client, username, password string) (string, error) {
+func Handshake(ctx context.Context, c flight.Client, username, password string) (string, error) {
 	authed, err := c.AuthenticateBasicToken(ctx, username, password)
 	if err != nil {
 		return "", fmt.Errorf("handshake: %w", err)
@@ -82,7 +82,7 @@ func PositionOf(md metadata.MD) position.LSN {
 // beyond the batch at hand). The snapshot's position is the spice-position of the
 // GetFlightInfo answer. Endpoints are read over c's connection; locations are
 // ignored.
-func Fetch(ctx context.Context, c arrowflight.Client, desc *arrowflight.FlightDescriptor, mem memory.Allocator, fn func(engine.Snapshot) error) error {
+func Fetch(ctx context.Context, c flight.Client, desc *flight.FlightDescriptor, mem memory.Allocator, fn func(engine.Snapshot) error) error {
 	var md metadata.MD
 	info, err := c.GetFlightInfo(ctx, desc, grpc.Header(&md))
 	if err != nil {
@@ -105,20 +105,20 @@ type endpointReader struct {
 	refs    atomic.Int64
 	ctx     context.Context
 	cancel  context.CancelFunc
-	client  arrowflight.Client
+	client  flight.Client
 	mem     memory.Allocator
 	schema  *arrow.Schema
-	pending []*arrowflight.FlightEndpoint
-	cur     *arrowflight.Reader
+	pending []*flight.FlightEndpoint
+	cur     *flight.Reader
 	err     error
 }
 
-func newEndpointReader(ctx context.Context, c arrowflight.Client, info *arrowflight.FlightInfo, mem memory.Allocator) (*endpointReader, error) {
+func newEndpointReader(ctx context.Context, c flight.Client, info *flight.FlightInfo, mem memory.Allocator) (*endpointReader, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &endpointReader{ctx: ctx, cancel: cancel, client: c, mem: mem, pending: info.GetEndpoint()}
 	r.refs.Store(1)
 	if len(r.pending) == 0 {
-		schema, err := arrowflight.DeserializeSchema(info.GetSchema(), mem)
+		schema, err := flight.DeserializeSchema(info.GetSchema(), mem)
 		if err != nil {
 			cancel()
 			return nil, fmt.Errorf("read schema of an answer without endpoints: %w", err)
@@ -142,7 +142,7 @@ func (r *endpointReader) open() error {
 	if err != nil {
 		return err
 	}
-	rd, err := arrowflight.NewRecordReader(stream, ipc.WithAllocator(r.mem))
+	rd, err := flight.NewRecordReader(stream, ipc.WithAllocator(r.mem))
 	if err != nil {
 		return fmt.Errorf("read answer: %w", err)
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	arrowflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
@@ -40,9 +40,9 @@ func (l listed) String() string {
 
 // discover finds the table with CommandGetTables{table_name_filter_pattern,
 // include_schema}; exactly one row must match.
-func (s *Source) discover(ctx context.Context, c *arrowflightsql.Client) (table, error) {
+func (s *Source) discover(ctx context.Context, c *flightsql.Client) (table, error) {
 	parts := strings.Split(s.table, ".")
-	opts := &arrowflightsql.GetTablesOpts{IncludeSchema: true}
+	opts := &flightsql.GetTablesOpts{IncludeSchema: true}
 	name := parts[len(parts)-1]
 	opts.TableNameFilterPattern = &name
 	if len(parts) >= 2 {
@@ -76,7 +76,7 @@ func (s *Source) discover(ctx context.Context, c *arrowflightsql.Client) (table,
 		}
 		return table{ref: s.table, name: r.name, kind: r.kind, schema: r.arrow}, nil
 	case 0:
-		all, err := s.listTables(ctx, c, &arrowflightsql.GetTablesOpts{})
+		all, err := s.listTables(ctx, c, &flightsql.GetTablesOpts{})
 		if err != nil {
 			return table{}, s.explain("find", err)
 		}
@@ -99,7 +99,7 @@ func (s *Source) discover(ctx context.Context, c *arrowflightsql.Client) (table,
 }
 
 // listTables runs GetTables and reads every row.
-func (s *Source) listTables(ctx context.Context, c *arrowflightsql.Client, opts *arrowflightsql.GetTablesOpts) ([]listed, error) {
+func (s *Source) listTables(ctx context.Context, c *flightsql.Client, opts *flightsql.GetTablesOpts) ([]listed, error) {
 	desc, err := tablesDescriptor(opts)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func listedRows(rec arrow.RecordBatch, withSchema bool, s *Source) ([]listed, er
 		l := listed{catalog: str(0, i), schema: str(1, i), name: str(2, i), kind: str(3, i)}
 		if withSchema {
 			if b, ok := rec.Column(4).(*array.Binary); ok && !b.IsNull(i) && len(b.Value(i)) > 0 {
-				schema, err := arrowflight.DeserializeSchema(b.Value(i), s.Allocator)
+				schema, err := flight.DeserializeSchema(b.Value(i), s.Allocator)
 				if err != nil {
 					return nil, fmt.Errorf("schema of %s: %w", l.name, err)
 				}
@@ -146,7 +146,7 @@ func listedRows(rec arrow.RecordBatch, withSchema bool, s *Source) ([]listed, er
 	return out, nil
 }
 
-func tablesDescriptor(opts *arrowflightsql.GetTablesOpts) (*arrowflight.FlightDescriptor, error) {
+func tablesDescriptor(opts *flightsql.GetTablesOpts) (*flight.FlightDescriptor, error) {
 	return commandDescriptor((*pb.CommandGetTables)(opts))
 }
 

@@ -9,11 +9,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
-	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
-	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
-	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 )
 
 const rankingsQuery = "select name, count from rankings order by count desc limit 5"

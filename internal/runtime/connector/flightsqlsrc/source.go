@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	arrowflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
@@ -49,7 +49,7 @@ type Source struct {
 
 	mu     sync.Mutex
 	conn   *grpc.ClientConn
-	client *arrowflightsql.Client
+	client *flightsql.Client
 	auth   string // "Bearer ..." after a handshake
 	found  *table // the discovered table, kept until a read fails
 }
@@ -93,7 +93,7 @@ func (s *Source) Open(context.Context) error {
 		return errors.New("open flightsql source: already open")
 	}
 	s.conn = conn
-	s.client = &arrowflightsql.Client{Client: arrowflight.NewClientFromConn(conn, nil), Alloc: s.Allocator}
+	s.client = &flightsql.Client{Client: flight.NewClientFromConn(conn, nil), Alloc: s.Allocator}
 	return nil
 }
 
@@ -109,7 +109,7 @@ func (s *Source) Close() {
 
 // call returns the client and a context that carries the bearer token, after a
 // handshake when the source has credentials and no token yet.
-func (s *Source) call(ctx context.Context) (*arrowflightsql.Client, context.Context, error) {
+func (s *Source) call(ctx context.Context) (*flightsql.Client, context.Context, error) {
 	s.mu.Lock()
 	c, auth := s.client, s.auth
 	s.mu.Unlock()
@@ -183,7 +183,7 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 // upstreamTable returns the upstream table, discovering it with GetTables only the first
 // time (and after a failed read): a chained runtime that refreshes on every
 // pushed change would otherwise make its upstream list tables just as often.
-func (s *Source) upstreamTable(ctx context.Context, c *arrowflightsql.Client) (table, error) {
+func (s *Source) upstreamTable(ctx context.Context, c *flightsql.Client) (table, error) {
 	s.mu.Lock()
 	found := s.found
 	s.mu.Unlock()
@@ -217,12 +217,12 @@ func (s *Source) Ping(ctx context.Context) error {
 }
 
 // statementDescriptor wraps sql in a Flight SQL CommandStatementQuery.
-func statementDescriptor(sql string) (*arrowflight.FlightDescriptor, error) {
+func statementDescriptor(sql string) (*flight.FlightDescriptor, error) {
 	return commandDescriptor(&pb.CommandStatementQuery{Query: sql})
 }
 
 // commandDescriptor packs a Flight SQL command as a descriptor's command.
-func commandDescriptor(cmd proto.Message) (*arrowflight.FlightDescriptor, error) {
+func commandDescriptor(cmd proto.Message) (*flight.FlightDescriptor, error) {
 	a, err := anypb.New(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("encode flight sql command: %w", err)
@@ -231,5 +231,5 @@ func commandDescriptor(cmd proto.Message) (*arrowflight.FlightDescriptor, error)
 	if err != nil {
 		return nil, fmt.Errorf("encode flight sql command: %w", err)
 	}
-	return &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: b}, nil
+	return &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: b}, nil
 }

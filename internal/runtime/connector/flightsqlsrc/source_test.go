@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	arrowflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
 func TestParseParams(t *testing.T) {
@@ -118,7 +118,7 @@ func TestWatchUnsupported(t *testing.T) {
 		t.Fatal(err)
 	}
 	gs := grpc.NewServer()
-	arrowflight.RegisterFlightServiceServer(gs, arrowflightsql.NewFlightServer(&arrowflightsql.BaseServer{}))
+	flight.RegisterFlightServiceServer(gs, flightsql.NewFlightServer(&flightsql.BaseServer{}))
 	go gs.Serve(lis)
 	defer gs.Stop()
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -53,7 +53,7 @@ func (s *Source) watchOnce(ctx context.Context, changed func()) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	stream, err := c.Client.DoAction(callCtx, &arrowflight.Action{Type: flightsrv.ActionWatch, Body: body})
+	stream, err := c.Client.DoAction(callCtx, &flight.Action{Type: flightsrv.ActionWatch, Body: body})
 	if err != nil {
 		return 0, err
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
 func TestExplain(t *testing.T) {

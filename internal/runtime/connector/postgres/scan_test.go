@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
 const ordersDDL = `CREATE TABLE orders (

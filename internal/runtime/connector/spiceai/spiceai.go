@@ -8,15 +8,15 @@ import (
 	"strings"
 	"sync"
 
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
 // Dataset params this connector reads; any other "spiceai_" param is an error.
@@ -68,7 +68,7 @@ type Source struct {
 
 	mu     sync.Mutex
 	conn   *grpc.ClientConn
-	client arrowflight.Client
+	client flight.Client
 }
 
 var (
@@ -99,7 +99,7 @@ func (s *Source) Open(context.Context) error {
 		conn.Close()
 		return errors.New("open spice.ai source: already open")
 	}
-	s.conn, s.client = conn, arrowflight.NewClientFromConn(conn, nil)
+	s.conn, s.client = conn, flight.NewClientFromConn(conn, nil)
 	return nil
 }
 
@@ -115,7 +115,7 @@ func (s *Source) Close() {
 
 // call handshakes (every call, as upstream's connector does) and returns a
 // context carrying the bearer token.
-func (s *Source) call(ctx context.Context) (arrowflight.Client, context.Context, error) {
+func (s *Source) call(ctx context.Context) (flight.Client, context.Context, error) {
 	s.mu.Lock()
 	c := s.client
 	s.mu.Unlock()
@@ -141,12 +141,12 @@ func (s *Source) explain(op string, err error) error {
 }
 
 // columns asks for the table's columns with GetSchema(CMD = "SELECT * FROM t").
-func (s *Source) columns(ctx context.Context, c arrowflight.Client) ([]string, error) {
+func (s *Source) columns(ctx context.Context, c flight.Client) ([]string, error) {
 	res, err := c.GetSchema(ctx, rawDescriptor("SELECT * FROM "+s.table))
 	if err != nil {
 		return nil, err
 	}
-	schema, err := arrowflight.DeserializeSchema(res.GetSchema(), s.Allocator)
+	schema, err := flight.DeserializeSchema(res.GetSchema(), s.Allocator)
 	if err != nil {
 		return nil, fmt.Errorf("read schema: %w", err)
 	}
@@ -197,6 +197,6 @@ func (s *Source) Ping(ctx context.Context) error {
 	return nil
 }
 
-func rawDescriptor(sql string) *arrowflight.FlightDescriptor {
-	return &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: []byte(sql)}
+func rawDescriptor(sql string) *flight.FlightDescriptor {
+	return &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(sql)}
 }

@@ -7,17 +7,17 @@ import (
 	"testing"
 	"time"
 
-	arrowflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
-	"github.com/cqrs-spice/cqrs/internal/position"
 )
 
 // answer runs sql and returns the rows, the position and the cache status.
-func answer(t *testing.T, ctx context.Context, c *arrowflightsql.Client, sql string) ([]string, position.LSN, string) {
+func answer(t *testing.T, ctx context.Context, c *flightsql.Client, sql string) ([]string, position.LSN, string) {
 	t.Helper()
 	var md metadata.MD
 	info, err := c.Execute(ctx, sql, grpc.Header(&md))

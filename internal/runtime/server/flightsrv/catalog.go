@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	arrowflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
@@ -22,14 +22,14 @@ const (
 
 // catalogInfo answers GetFlightInfo for a catalog command; the command is its own
 // ticket, as catalog answers are computed at DoGet.
-func (q *sqlService) catalogInfo(ctx context.Context, desc *arrowflight.FlightDescriptor, schema *arrow.Schema) (*arrowflight.FlightInfo, error) {
+func (q *sqlService) catalogInfo(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema) (*flight.FlightInfo, error) {
 	q.stampCatalog(ctx)
-	return &arrowflight.FlightInfo{
-		Endpoint:         []*arrowflight.FlightEndpoint{{Ticket: &arrowflight.Ticket{Ticket: desc.Cmd}}},
+	return &flight.FlightInfo{
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: desc.Cmd}}},
 		FlightDescriptor: desc,
 		TotalRecords:     -1,
 		TotalBytes:       -1,
-		Schema:           arrowflight.SerializeSchema(schema, q.s.Allocator),
+		Schema:           flight.SerializeSchema(schema, q.s.Allocator),
 	}, nil
 }
 
@@ -41,7 +41,7 @@ func (q *sqlService) stampCatalog(ctx context.Context) {
 }
 
 // records builds one record batch with build and streams it.
-func (q *sqlService) records(ctx context.Context, schema *arrow.Schema, build func(b *array.RecordBuilder)) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+func (q *sqlService) records(ctx context.Context, schema *arrow.Schema, build func(b *array.RecordBuilder)) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	b := array.NewRecordBuilder(q.s.Allocator, schema)
 	defer b.Release()
 	build(b)
@@ -51,27 +51,27 @@ func (q *sqlService) records(ctx context.Context, schema *arrow.Schema, build fu
 	if err != nil {
 		return nil, nil, err
 	}
-	ch := make(chan arrowflight.StreamChunk)
-	go arrowflight.StreamChunksFromReader(ctx, rdr, ch)
+	ch := make(chan flight.StreamChunk)
+	go flight.StreamChunksFromReader(ctx, rdr, ch)
 	return schema, ch, nil
 }
 
-func (q *sqlService) GetFlightInfoCatalogs(ctx context.Context, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+func (q *sqlService) GetFlightInfoCatalogs(ctx context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	return q.catalogInfo(ctx, desc, schema_ref.Catalogs)
 }
 
-func (q *sqlService) DoGetCatalogs(ctx context.Context) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+func (q *sqlService) DoGetCatalogs(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	q.stampCatalog(ctx)
 	return q.records(ctx, schema_ref.Catalogs, func(b *array.RecordBuilder) {
 		b.Field(0).(*array.StringBuilder).Append(Catalog)
 	})
 }
 
-func (q *sqlService) GetFlightInfoSchemas(ctx context.Context, _ arrowflightsql.GetDBSchemas, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+func (q *sqlService) GetFlightInfoSchemas(ctx context.Context, _ flightsql.GetDBSchemas, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	return q.catalogInfo(ctx, desc, schema_ref.DBSchemas)
 }
 
-func (q *sqlService) DoGetDBSchemas(ctx context.Context, cmd arrowflightsql.GetDBSchemas) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+func (q *sqlService) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	q.stampCatalog(ctx)
 	return q.records(ctx, schema_ref.DBSchemas, func(b *array.RecordBuilder) {
 		if catalogMatches(cmd.GetCatalog()) && like(cmd.GetDBSchemaFilterPattern(), DBSchema) {
@@ -81,18 +81,18 @@ func (q *sqlService) DoGetDBSchemas(ctx context.Context, cmd arrowflightsql.GetD
 	})
 }
 
-func (q *sqlService) GetFlightInfoTableTypes(ctx context.Context, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+func (q *sqlService) GetFlightInfoTableTypes(ctx context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	return q.catalogInfo(ctx, desc, schema_ref.TableTypes)
 }
 
-func (q *sqlService) DoGetTableTypes(ctx context.Context) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+func (q *sqlService) DoGetTableTypes(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	q.stampCatalog(ctx)
 	return q.records(ctx, schema_ref.TableTypes, func(b *array.RecordBuilder) {
 		b.Field(0).(*array.StringBuilder).AppendValues([]string{TableTypeDataset, TableTypeView}, nil)
 	})
 }
 
-func (q *sqlService) GetFlightInfoTables(ctx context.Context, cmd arrowflightsql.GetTables, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+func (q *sqlService) GetFlightInfoTables(ctx context.Context, cmd flightsql.GetTables, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	if cmd.GetIncludeSchema() {
 		return q.catalogInfo(ctx, desc, schema_ref.TablesWithIncludedSchema)
 	}
@@ -108,7 +108,7 @@ type tableRow struct {
 // include_schema, each row carries the Arrow schema the table answers with; a
 // table that cannot be read yet (not loaded) gets an empty schema rather than
 // hiding the others.
-func (q *sqlService) DoGetTables(ctx context.Context, cmd arrowflightsql.GetTables) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+func (q *sqlService) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	q.stampCatalog(ctx)
 	var rows []tableRow
 	if catalogMatches(cmd.GetCatalog()) && like(cmd.GetDBSchemaFilterPattern(), DBSchema) {
@@ -126,7 +126,7 @@ func (q *sqlService) DoGetTables(ctx context.Context, cmd arrowflightsql.GetTabl
 				if err != nil {
 					return nil, nil, err
 				}
-				row.schema = arrowflight.SerializeSchema(schema, q.s.Allocator)
+				row.schema = flight.SerializeSchema(schema, q.s.Allocator)
 			}
 			rows = append(rows, row)
 		}
@@ -162,13 +162,13 @@ func (q *sqlService) tableSchema(ctx context.Context, name string) (*arrow.Schem
 	return res.Schema, nil
 }
 
-func (q *sqlService) GetFlightInfoPrimaryKeys(ctx context.Context, _ arrowflightsql.TableRef, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+func (q *sqlService) GetFlightInfoPrimaryKeys(ctx context.Context, _ flightsql.TableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	return q.catalogInfo(ctx, desc, schema_ref.PrimaryKeys)
 }
 
 // DoGetPrimaryKeys reports the spicepod's primary_key of a dataset, when the
 // server was given PrimaryKeys.
-func (q *sqlService) DoGetPrimaryKeys(ctx context.Context, ref arrowflightsql.TableRef) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+func (q *sqlService) DoGetPrimaryKeys(ctx context.Context, ref flightsql.TableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	q.stampCatalog(ctx)
 	var table string
 	var cols []string
@@ -191,12 +191,12 @@ func (q *sqlService) DoGetPrimaryKeys(ctx context.Context, ref arrowflightsql.Ta
 	})
 }
 
-func (q *sqlService) GetFlightInfoSqlInfo(ctx context.Context, cmd arrowflightsql.GetSqlInfo, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+func (q *sqlService) GetFlightInfoSqlInfo(ctx context.Context, cmd flightsql.GetSqlInfo, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	q.stampCatalog(ctx)
 	return q.BaseServer.GetFlightInfoSqlInfo(ctx, cmd, desc)
 }
 
-func (q *sqlService) DoGetSqlInfo(ctx context.Context, cmd arrowflightsql.GetSqlInfo) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+func (q *sqlService) DoGetSqlInfo(ctx context.Context, cmd flightsql.GetSqlInfo) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	q.stampCatalog(ctx)
 	return q.BaseServer.DoGetSqlInfo(ctx, cmd)
 }

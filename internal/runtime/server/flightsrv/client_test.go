@@ -9,19 +9,19 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	arrowflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 )
 
 // doGet reads every endpoint of info, returning the rows and the response
 // headers of the last DoGet.
-func doGet(t *testing.T, c *arrowflightsql.Client, info *arrowflight.FlightInfo) ([]string, *arrow.Schema, metadata.MD) {
+func doGet(t *testing.T, c *flightsql.Client, info *flight.FlightInfo) ([]string, *arrow.Schema, metadata.MD) {
 	t.Helper()
 	ctx := testContext(t)
 	var out []string
@@ -128,7 +128,7 @@ func TestClientPreparedStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A closed statement is gone.
-	_, err = arrowflightsql.NewPreparedStatement(c, []byte("0123456789abcdef")).Execute(ctx)
+	_, err = flightsql.NewPreparedStatement(c, []byte("0123456789abcdef")).Execute(ctx)
 	if err == nil {
 		t.Error("executing an unknown handle succeeded")
 	}
@@ -139,7 +139,7 @@ func TestClientGetTables(t *testing.T) {
 	c := newClient(t, r.srv)
 	ctx := testContext(t)
 
-	all, err := c.GetTables(ctx, &arrowflightsql.GetTablesOpts{IncludeSchema: true})
+	all, err := c.GetTables(ctx, &flightsql.GetTablesOpts{IncludeSchema: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestClientGetTables(t *testing.T) {
 			name := rec.Column(2).(*array.String).Value(i)
 			typ := rec.Column(3).(*array.String).Value(i)
 			names = append(names, cat+"."+sch+"."+name+":"+typ)
-			schema, err := arrowflight.DeserializeSchema(rec.Column(4).(*array.Binary).Value(i), memory.DefaultAllocator)
+			schema, err := flight.DeserializeSchema(rec.Column(4).(*array.Binary).Value(i), memory.DefaultAllocator)
 			if err != nil {
 				t.Fatalf("schema of %s: %v", name, err)
 			}
@@ -188,7 +188,7 @@ func TestClientGetTables(t *testing.T) {
 		{pattern: `ranking\_`, want: nil},
 	} {
 		pattern := tc.pattern
-		info, err := c.GetTables(ctx, &arrowflightsql.GetTablesOpts{TableNameFilterPattern: &pattern, TableTypes: tc.types})
+		info, err := c.GetTables(ctx, &flightsql.GetTablesOpts{TableNameFilterPattern: &pattern, TableTypes: tc.types})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func TestClientCatalogs(t *testing.T) {
 	})
 	c := newClient(t, r.srv)
 	ctx := testContext(t)
-	check := func(what string, info *arrowflight.FlightInfo, err error, want []string) {
+	check := func(what string, info *flight.FlightInfo, err error, want []string) {
 		t.Helper()
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
@@ -225,22 +225,22 @@ func TestClientCatalogs(t *testing.T) {
 	}
 	info, err := c.GetCatalogs(ctx)
 	check("catalogs", info, err, []string{"spice"})
-	info, err = c.GetDBSchemas(ctx, &arrowflightsql.GetDBSchemasOpts{})
+	info, err = c.GetDBSchemas(ctx, &flightsql.GetDBSchemasOpts{})
 	check("schemas", info, err, []string{"spice|public"})
 	other := "other"
-	info, err = c.GetDBSchemas(ctx, &arrowflightsql.GetDBSchemasOpts{Catalog: &other})
+	info, err = c.GetDBSchemas(ctx, &flightsql.GetDBSchemasOpts{Catalog: &other})
 	check("schemas of another catalog", info, err, nil)
 	info, err = c.GetTableTypes(ctx)
 	check("table types", info, err, []string{"BASE TABLE", "VIEW"})
-	info, err = c.GetPrimaryKeys(ctx, arrowflightsql.TableRef{Table: "orders"})
+	info, err = c.GetPrimaryKeys(ctx, flightsql.TableRef{Table: "orders"})
 	check("primary keys", info, err, []string{"spice|public|orders|id|1|(null)"})
-	info, err = c.GetPrimaryKeys(ctx, arrowflightsql.TableRef{Table: "rankings"})
+	info, err = c.GetPrimaryKeys(ctx, flightsql.TableRef{Table: "rankings"})
 	check("primary keys of a view", info, err, nil)
 
-	info, err = c.GetSqlInfo(ctx, []arrowflightsql.SqlInfo{
-		arrowflightsql.SqlInfoFlightSqlServerName,
-		arrowflightsql.SqlInfoFlightSqlServerVersion,
-		arrowflightsql.SqlInfoFlightSqlServerReadOnly,
+	info, err = c.GetSqlInfo(ctx, []flightsql.SqlInfo{
+		flightsql.SqlInfoFlightSqlServerName,
+		flightsql.SqlInfoFlightSqlServerVersion,
+		flightsql.SqlInfoFlightSqlServerReadOnly,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +264,7 @@ func TestClientGetSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema, err := arrowflight.DeserializeSchema(res.Schema, memory.DefaultAllocator)
+	schema, err := flight.DeserializeSchema(res.Schema, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,17 +9,17 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	arrowflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
-	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
-	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 )
 
 var _ flightsrv.Engine = (*engine.Engine)(nil)
@@ -53,9 +53,9 @@ func newRecipe(t *testing.T, configureEngine func(*engine.Engine), configureServ
 
 // newClient returns a Flight SQL client of srv whose allocations are checked at
 // the end of the test.
-func newClient(t *testing.T, srv *flightsrv.Server) *arrowflightsql.Client {
+func newClient(t *testing.T, srv *flightsrv.Server) *flightsql.Client {
 	t.Helper()
-	c, err := arrowflightsql.NewClient(srv.Addr(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	c, err := flightsql.NewClient(srv.Addr(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

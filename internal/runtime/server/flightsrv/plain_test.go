@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
@@ -20,9 +20,9 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 )
 
-func newPlainClient(t *testing.T, srv *flightsrv.Server) arrowflight.Client {
+func newPlainClient(t *testing.T, srv *flightsrv.Server) flight.Client {
 	t.Helper()
-	c, err := arrowflight.NewClientWithMiddleware(srv.Addr(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	c, err := flight.NewClientWithMiddleware(srv.Addr(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestPlainFlight(t *testing.T) {
 
 	call := metadata.AppendToOutgoingContext(ctx, "authorization", auth[0])
 	sql := "select name, count from rankings order by count desc limit 5"
-	info, err := c.GetFlightInfo(call, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: []byte(sql)})
+	info, err := c.GetFlightInfo(call, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(sql)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestPlainFlight(t *testing.T) {
 	}
 
 	// A PATH descriptor reads the table.
-	info, err = c.GetFlightInfo(call, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{"products"}})
+	info, err = c.GetFlightInfo(call, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"products"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +96,11 @@ func TestPlainFlight(t *testing.T) {
 	}
 
 	// GetSchema with raw SQL, as the spice.ai connector asks for a table's schema.
-	res, err := c.GetSchema(call, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorCMD, Cmd: []byte("SELECT * FROM orders")})
+	res, err := c.GetSchema(call, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("SELECT * FROM orders")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema, err := arrowflight.DeserializeSchema(res.Schema, memory.DefaultAllocator)
+	schema, err := flight.DeserializeSchema(res.Schema, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestPlainFlight(t *testing.T) {
 	}
 
 	// Errors of raw SQL tickets arrive on the stream.
-	s, err := c.DoGet(call, &arrowflight.Ticket{Ticket: []byte("SELECT * FROM nope")})
+	s, err := c.DoGet(call, &flight.Ticket{Ticket: []byte("SELECT * FROM nope")})
 	if err == nil {
 		_, err = s.Recv()
 	}
@@ -117,15 +117,15 @@ func TestPlainFlight(t *testing.T) {
 }
 
 // readTicket reads a DoGet stream whole and returns its rows and field names.
-func readTicket(t *testing.T, c arrowflight.Client, ctx context.Context, ticket []byte) ([]string, []string) {
+func readTicket(t *testing.T, c flight.Client, ctx context.Context, ticket []byte) ([]string, []string) {
 	t.Helper()
-	s, err := c.DoGet(ctx, &arrowflight.Ticket{Ticket: ticket})
+	s, err := c.DoGet(ctx, &flight.Ticket{Ticket: ticket})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	rd, err := arrowflight.NewRecordReader(s, ipc.WithAllocator(mem))
+	rd, err := flight.NewRecordReader(s, ipc.WithAllocator(mem))
 	if err != nil {
 		t.Fatalf("read schema: %v", err)
 	}

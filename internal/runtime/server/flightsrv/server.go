@@ -11,13 +11,13 @@ import (
 	"sync"
 	"time"
 
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	arrowflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
 // Defaults for Server's tunables.
@@ -153,8 +153,8 @@ func (s *Server) Open() error {
 		grpc.ChainStreamInterceptor(s.streamInterceptor),
 	}, s.GRPCOptions...)
 	gs := grpc.NewServer(opts...)
-	arrowflight.RegisterFlightServiceServer(gs, &service{
-		FlightServer: arrowflightsql.NewFlightServerWithAllocator(sql, s.Allocator),
+	flight.RegisterFlightServiceServer(gs, &service{
+		FlightServer: flightsql.NewFlightServerWithAllocator(sql, s.Allocator),
 		s:            s,
 		sql:          sql,
 	})
@@ -247,17 +247,17 @@ func (s *Server) sweep(ctx context.Context) {
 // registerSqlInfo fills in what GetSqlInfo reports.
 func (s *Server) registerSqlInfo(sql *sqlService) error {
 	infos := []struct {
-		id  arrowflightsql.SqlInfo
+		id  flightsql.SqlInfo
 		val any
 	}{
-		{arrowflightsql.SqlInfoFlightSqlServerName, s.ServerName},
-		{arrowflightsql.SqlInfoFlightSqlServerVersion, s.Version},
-		{arrowflightsql.SqlInfoFlightSqlServerArrowVersion, "18"},
-		{arrowflightsql.SqlInfoFlightSqlServerReadOnly, true},
-		{arrowflightsql.SqlInfoFlightSqlServerSql, true},
-		{arrowflightsql.SqlInfoFlightSqlServerSubstrait, false},
-		{arrowflightsql.SqlInfoFlightSqlServerTransaction, int32(arrowflightsql.SqlTransactionNone)},
-		{arrowflightsql.SqlInfoFlightSqlServerCancel, false},
+		{flightsql.SqlInfoFlightSqlServerName, s.ServerName},
+		{flightsql.SqlInfoFlightSqlServerVersion, s.Version},
+		{flightsql.SqlInfoFlightSqlServerArrowVersion, "18"},
+		{flightsql.SqlInfoFlightSqlServerReadOnly, true},
+		{flightsql.SqlInfoFlightSqlServerSql, true},
+		{flightsql.SqlInfoFlightSqlServerSubstrait, false},
+		{flightsql.SqlInfoFlightSqlServerTransaction, int32(flightsql.SqlTransactionNone)},
+		{flightsql.SqlInfoFlightSqlServerCancel, false},
 	}
 	for _, info := range infos {
 		if err := sql.RegisterSqlInfo(info.id, info.val); err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
@@ -22,9 +22,9 @@ const flightSQLTypePrefix = "type.googleapis.com/arrow.flight.protocol.sql."
 // bytes that are not a Flight SQL message are SQL text, the handshake answers at
 // once, and the spice.watch action streams change notices.
 type service struct {
-	arrowflight.FlightServer // the Flight SQL router
-	s                        *Server
-	sql                      *sqlService
+	flight.FlightServer // the Flight SQL router
+	s                   *Server
+	sql                 *sqlService
 }
 
 // isFlightSQL reports whether b is a protobuf Any holding a Flight SQL message.
@@ -38,8 +38,8 @@ func isFlightSQL(b []byte) bool {
 
 // rawSQL returns the SQL a plain Flight descriptor asks for: its command bytes
 // when they are not Flight SQL, or SELECT * of the table a path names.
-func rawSQL(desc *arrowflight.FlightDescriptor) (string, bool, error) {
-	if desc.GetType() == arrowflight.DescriptorPATH {
+func rawSQL(desc *flight.FlightDescriptor) (string, bool, error) {
+	if desc.GetType() == flight.DescriptorPATH {
 		if len(desc.GetPath()) == 0 {
 			return "", true, invalidf("descriptor has an empty path; name a dataset or view")
 		}
@@ -61,14 +61,14 @@ func rawSQL(desc *arrowflight.FlightDescriptor) (string, bool, error) {
 // Handshake answers at once, without waiting for a client message: the Go SDK
 // sends none and reads the header first. Any Basic credentials are accepted;
 // the bearer token returned is what clients send on later calls.
-func (v *service) Handshake(stream arrowflight.FlightService_HandshakeServer) error {
+func (v *service) Handshake(stream flight.FlightService_HandshakeServer) error {
 	if err := checkBasic(stream.Context()); err != nil {
 		return err
 	}
 	if err := stream.SetHeader(metadata.Pairs("authorization", "Bearer "+v.s.token)); err != nil {
 		return err
 	}
-	return stream.Send(&arrowflight.HandshakeResponse{Payload: []byte(v.s.token)})
+	return stream.Send(&flight.HandshakeResponse{Payload: []byte(v.s.token)})
 }
 
 // checkBasic refuses Basic credentials that are not base64 of user:password.
@@ -91,7 +91,7 @@ func checkBasic(ctx context.Context) error {
 	return nil
 }
 
-func (v *service) GetFlightInfo(ctx context.Context, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+func (v *service) GetFlightInfo(ctx context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	sql, raw, err := rawSQL(desc)
 	if err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (v *service) GetFlightInfo(ctx context.Context, desc *arrowflight.FlightDes
 	return v.sql.flightInfo(ctx, sql, nil, kindSQL, []byte(sql), desc)
 }
 
-func (v *service) GetSchema(ctx context.Context, desc *arrowflight.FlightDescriptor) (*arrowflight.SchemaResult, error) {
+func (v *service) GetSchema(ctx context.Context, desc *flight.FlightDescriptor) (*flight.SchemaResult, error) {
 	sql, raw, err := rawSQL(desc)
 	if err != nil {
 		return nil, err
@@ -115,7 +115,7 @@ func (v *service) GetSchema(ctx context.Context, desc *arrowflight.FlightDescrip
 
 // DoGet runs a ticket that is SQL text directly; Flight SQL tickets go to the
 // router.
-func (v *service) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_DoGetServer) error {
+func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	if isFlightSQL(t.GetTicket()) {
 		return v.FlightServer.DoGet(t, stream)
 	}
@@ -131,7 +131,7 @@ func (v *service) DoGet(t *arrowflight.Ticket, stream arrowflight.FlightService_
 
 // writeChunks sends the schema, then every chunk; the schema goes out even when
 // there are no rows.
-func writeChunks(stream arrowflight.FlightService_DoGetServer, schema *arrow.Schema, ch <-chan arrowflight.StreamChunk) error {
+func writeChunks(stream flight.FlightService_DoGetServer, schema *arrow.Schema, ch <-chan flight.StreamChunk) error {
 	defer func() {
 		for c := range ch {
 			if c.Data != nil {
@@ -139,7 +139,7 @@ func writeChunks(stream arrowflight.FlightService_DoGetServer, schema *arrow.Sch
 			}
 		}
 	}()
-	wr := arrowflight.NewRecordWriter(stream, ipc.WithSchema(schema))
+	wr := flight.NewRecordWriter(stream, ipc.WithSchema(schema))
 	for c := range ch {
 		if c.Err != nil {
 			wr.Close()
@@ -159,18 +159,18 @@ func writeChunks(stream arrowflight.FlightService_DoGetServer, schema *arrow.Sch
 	return wr.Close()
 }
 
-func (v *service) DoAction(a *arrowflight.Action, stream arrowflight.FlightService_DoActionServer) error {
+func (v *service) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
 	if a.GetType() == ActionWatch {
 		return v.s.watch(a.GetBody(), stream)
 	}
 	return v.FlightServer.DoAction(a, stream)
 }
 
-func (v *service) ListActions(e *arrowflight.Empty, stream arrowflight.FlightService_ListActionsServer) error {
+func (v *service) ListActions(e *flight.Empty, stream flight.FlightService_ListActionsServer) error {
 	if err := v.FlightServer.ListActions(e, stream); err != nil {
 		return err
 	}
-	return stream.Send(&arrowflight.ActionType{Type: ActionWatch, Description: watchDescription})
+	return stream.Send(&flight.ActionType{Type: ActionWatch, Description: watchDescription})
 }
 
 // position returns the watermark of a dataset or view, or the least of all when

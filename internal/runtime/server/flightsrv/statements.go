@@ -7,18 +7,18 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
-	arrowflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
 // sqlService implements Flight SQL over the engine. Unimplemented commands
 // (transactions, updates, Substrait, ingestion) answer Unimplemented through
 // the embedded BaseServer.
 type sqlService struct {
-	arrowflightsql.BaseServer
+	flightsql.BaseServer
 	s *Server
 }
 
@@ -39,41 +39,41 @@ func (q *sqlService) run(ctx context.Context, sql string, args []any) (*engine.R
 
 // flightInfo executes a query and holds its result for the DoGet of the returned
 // ticket, which runs payload again should the result be gone by then.
-func (q *sqlService) flightInfo(ctx context.Context, sql string, args []any, kind byte, payload []byte, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+func (q *sqlService) flightInfo(ctx context.Context, sql string, args []any, kind byte, payload []byte, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	res, err := q.run(ctx, sql, args)
 	if err != nil {
 		return nil, err
 	}
-	info := &arrowflight.FlightInfo{
-		Schema:           arrowflight.SerializeSchema(res.Schema, q.s.Allocator),
+	info := &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(res.Schema, q.s.Allocator),
 		FlightDescriptor: desc,
 		TotalRecords:     res.Rows,
 		TotalBytes:       res.Bytes,
 	}
 	id := q.s.tickets.put(res) // res belongs to the tickets from here on
-	ticket, err := arrowflightsql.CreateStatementQueryTicket(encodeTicket(id, kind, payload))
+	ticket, err := flightsql.CreateStatementQueryTicket(encodeTicket(id, kind, payload))
 	if err != nil {
 		return nil, err
 	}
-	info.Endpoint = []*arrowflight.FlightEndpoint{{Ticket: &arrowflight.Ticket{Ticket: ticket}}}
+	info.Endpoint = []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: ticket}}}
 	return info, nil
 }
 
 // stream sends a result's records, releasing it when done.
-func (q *sqlService) stream(ctx context.Context, res *engine.Result) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+func (q *sqlService) stream(ctx context.Context, res *engine.Result) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	rdr, err := array.NewRecordReader(res.Schema, res.Records)
 	res.Release()
 	if err != nil {
 		return nil, nil, err
 	}
-	ch := make(chan arrowflight.StreamChunk)
-	go arrowflight.StreamChunksFromReader(ctx, rdr, ch)
+	ch := make(chan flight.StreamChunk)
+	go flight.StreamChunksFromReader(ctx, rdr, ch)
 	return res.Schema, ch, nil
 }
 
 // doGetSQL runs sql and streams the answer (a ticket that is raw SQL, or a
 // statement ticket whose held result is gone).
-func (q *sqlService) doGetSQL(ctx context.Context, sql string, args []any) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+func (q *sqlService) doGetSQL(ctx context.Context, sql string, args []any) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	res, err := q.run(ctx, sql, args)
 	if err != nil {
 		return nil, nil, err
@@ -106,24 +106,24 @@ func (q *sqlService) describe(ctx context.Context, sql string, params int) (*arr
 	return res.Schema, res.Position, nil
 }
 
-func (q *sqlService) GetFlightInfoStatement(ctx context.Context, cmd arrowflightsql.StatementQuery, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+func (q *sqlService) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	return q.flightInfo(ctx, cmd.GetQuery(), nil, kindSQL, []byte(cmd.GetQuery()), desc)
 }
 
-func (q *sqlService) GetSchemaStatement(ctx context.Context, cmd arrowflightsql.StatementQuery, _ *arrowflight.FlightDescriptor) (*arrowflight.SchemaResult, error) {
+func (q *sqlService) GetSchemaStatement(ctx context.Context, cmd flightsql.StatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
 	return q.schemaResult(ctx, cmd.GetQuery())
 }
 
-func (q *sqlService) schemaResult(ctx context.Context, sql string) (*arrowflight.SchemaResult, error) {
+func (q *sqlService) schemaResult(ctx context.Context, sql string) (*flight.SchemaResult, error) {
 	schema, pos, err := q.describe(ctx, sql, countParams(sql))
 	if err != nil {
 		return nil, err
 	}
 	setHeader(ctx, pos, engine.CacheBypass)
-	return &arrowflight.SchemaResult{Schema: arrowflight.SerializeSchema(schema, q.s.Allocator)}, nil
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(schema, q.s.Allocator)}, nil
 }
 
-func (q *sqlService) DoGetStatement(ctx context.Context, cmd arrowflightsql.StatementQueryTicket) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+func (q *sqlService) DoGetStatement(ctx context.Context, cmd flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	id, kind, payload, err := decodeTicket(cmd.GetStatementHandle())
 	if err != nil {
 		return nil, nil, err
@@ -146,8 +146,8 @@ func (q *sqlService) DoGetStatement(ctx context.Context, cmd arrowflightsql.Stat
 // NULL parameters under LIMIT 0. The parameter schema is left out: DuckDB's
 // parameter types are not visible through the engine, so clients send the types
 // of their values (the Flight SQL driver does so from the Go types).
-func (q *sqlService) CreatePreparedStatement(ctx context.Context, req arrowflightsql.ActionCreatePreparedStatementRequest) (arrowflightsql.ActionCreatePreparedStatementResult, error) {
-	var out arrowflightsql.ActionCreatePreparedStatementResult
+func (q *sqlService) CreatePreparedStatement(ctx context.Context, req flightsql.ActionCreatePreparedStatementRequest) (flightsql.ActionCreatePreparedStatementResult, error) {
+	var out flightsql.ActionCreatePreparedStatementResult
 	st := &prepared{sql: req.GetQuery(), params: countParams(req.GetQuery())}
 	schema, _, err := q.describe(ctx, st.sql, st.params)
 	switch {
@@ -171,7 +171,7 @@ func isQueryError(err error) bool {
 	return errors.As(err, &qe)
 }
 
-func (q *sqlService) ClosePreparedStatement(_ context.Context, req arrowflightsql.ActionClosePreparedStatementRequest) error {
+func (q *sqlService) ClosePreparedStatement(_ context.Context, req flightsql.ActionClosePreparedStatementRequest) error {
 	if h := req.GetPreparedStatementHandle(); len(h) >= idLen {
 		q.s.prepared.remove(string(h[:idLen]))
 	}
@@ -181,7 +181,7 @@ func (q *sqlService) ClosePreparedStatement(_ context.Context, req arrowflightsq
 // DoPutPreparedStatementQuery binds one row of parameters. The returned handle
 // carries the parameters, so binding keeps no state and concurrent executions of
 // one statement with different parameters do not interfere.
-func (q *sqlService) DoPutPreparedStatementQuery(_ context.Context, cmd arrowflightsql.PreparedStatementQuery, rdr arrowflight.MessageReader, _ arrowflight.MetadataWriter) ([]byte, error) {
+func (q *sqlService) DoPutPreparedStatementQuery(_ context.Context, cmd flightsql.PreparedStatementQuery, rdr flight.MessageReader, _ flight.MetadataWriter) ([]byte, error) {
 	h := cmd.GetPreparedStatementHandle()
 	if len(h) < idLen {
 		return nil, invalidf("prepared statement handle of %d bytes was not issued by this server; prepare the statement first", len(h))
@@ -242,7 +242,7 @@ func (q *sqlService) bound(handle []byte) (*prepared, []any, error) {
 	return st, args, nil
 }
 
-func (q *sqlService) GetFlightInfoPreparedStatement(ctx context.Context, cmd arrowflightsql.PreparedStatementQuery, desc *arrowflight.FlightDescriptor) (*arrowflight.FlightInfo, error) {
+func (q *sqlService) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	h := cmd.GetPreparedStatementHandle()
 	st, args, err := q.bound(h)
 	if err != nil {
@@ -251,11 +251,11 @@ func (q *sqlService) GetFlightInfoPreparedStatement(ctx context.Context, cmd arr
 	return q.flightInfo(ctx, st.sql, args, kindPrepared, h, desc)
 }
 
-func (q *sqlService) DoGetPreparedStatement(ctx context.Context, cmd arrowflightsql.PreparedStatementQuery) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+func (q *sqlService) DoGetPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	return q.doGetPrepared(ctx, cmd.GetPreparedStatementHandle())
 }
 
-func (q *sqlService) doGetPrepared(ctx context.Context, handle []byte) (*arrow.Schema, <-chan arrowflight.StreamChunk, error) {
+func (q *sqlService) doGetPrepared(ctx context.Context, handle []byte) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	st, args, err := q.bound(handle)
 	if err != nil {
 		return nil, nil, err
@@ -263,7 +263,7 @@ func (q *sqlService) doGetPrepared(ctx context.Context, handle []byte) (*arrow.S
 	return q.doGetSQL(ctx, st.sql, args)
 }
 
-func (q *sqlService) GetSchemaPreparedStatement(ctx context.Context, cmd arrowflightsql.PreparedStatementQuery, _ *arrowflight.FlightDescriptor) (*arrowflight.SchemaResult, error) {
+func (q *sqlService) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
 	st, _, err := q.bound(cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err

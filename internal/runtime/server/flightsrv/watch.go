@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 )
@@ -34,7 +34,7 @@ type WatchNotice struct {
 	Position string `json:"position"`
 }
 
-func (s *Server) watch(body []byte, stream arrowflight.FlightService_DoActionServer) error {
+func (s *Server) watch(body []byte, stream flight.FlightService_DoActionServer) error {
 	var req WatchRequest
 	if len(bytes.TrimSpace(body)) > 0 {
 		if err := json.Unmarshal(body, &req); err != nil {
@@ -52,7 +52,7 @@ func (s *Server) watch(body []byte, stream arrowflight.FlightService_DoActionSer
 		}
 		if !sent || pos != last || pos.IsZero() {
 			b, _ := json.Marshal(WatchNotice{Position: pos.String()})
-			if err := stream.Send(&arrowflight.Result{Body: b}); err != nil {
+			if err := stream.Send(&flight.Result{Body: b}); err != nil {
 				return err
 			}
 			sent, last = true, pos

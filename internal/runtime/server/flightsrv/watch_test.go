@@ -7,11 +7,11 @@ import (
 	"slices"
 	"testing"
 
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/codes"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 )
 
 func TestWatch(t *testing.T) {
@@ -19,7 +19,7 @@ func TestWatch(t *testing.T) {
 	c := newPlainClient(t, r.srv)
 	ctx := testContext(t)
 
-	actions, err := c.ListActions(ctx, &arrowflight.Empty{})
+	actions, err := c.ListActions(ctx, &flight.Empty{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestWatch(t *testing.T) {
 	}
 
 	body, _ := json.Marshal(flightsrv.WatchRequest{Table: "rankings"})
-	stream, err := c.DoAction(ctx, &arrowflight.Action{Type: flightsrv.ActionWatch, Body: body})
+	stream, err := c.DoAction(ctx, &flight.Action{Type: flightsrv.ActionWatch, Body: body})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestWatch(t *testing.T) {
 	// An unknown table is refused.
 	r2 := newRecipe(t, nil, nil)
 	c2 := newPlainClient(t, r2.srv)
-	stream, err = c2.DoAction(ctx, &arrowflight.Action{Type: flightsrv.ActionWatch, Body: []byte(`{"table":"nope"}`)})
+	stream, err = c2.DoAction(ctx, &flight.Action{Type: flightsrv.ActionWatch, Body: []byte(`{"table":"nope"}`)})
 	if err == nil {
 		_, err = stream.Recv()
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/jackc/pglogrepl"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
 // applier turns the stream into store transactions. It buffers each source

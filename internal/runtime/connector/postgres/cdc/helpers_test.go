@@ -17,10 +17,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres/cdc"
-	"github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb"
-	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres/cdc"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
 )
 
