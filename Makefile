@@ -3,8 +3,9 @@
 # own binaries (FROM scratch) and Postgres from Debian packages when no registry can
 # be reached (docker/postgres/build.sh).
 #
-#   make            build, images, start the stack, wait until healthy (= make up)
+#   make            check ports, build, images, start the stack, wait until healthy (= make up)
 #   make test       the test suite (needs Docker for Postgres)
+#   make deps       install missing host packages (root + apt), else name the command
 #   make logs       the stack's recent logs (FOLLOW=1 to follow)
 #   make down       stop the stack, keep Postgres's data
 #   make clean      remove containers, volumes, our images and bin/
@@ -37,13 +38,24 @@ TEST_TAGS ?= duckdb_arrow
 WAIT_TIMEOUT ?= 300
 SERVICES := postgres accelerated materialized api
 
-.PHONY: up build images postgres-image runtime-image api-image image-context \
+.PHONY: up deps ports build images postgres-image runtime-image api-image image-context \
 	wait endpoints down clean logs test bench bench-quick
 
-up: build images
+up: ports build images
 	@echo "==> $(COMPOSE) up -d"
 	@$(COMPOSE) up -d --remove-orphans || { $(COMPOSE) logs --tail=100; exit 1; }
 	@$(MAKE) --no-print-directory wait endpoints
+
+## Host checks ---------------------------------------------------------------
+
+# deps installs what the images need (ca-certificates, debootstrap while the
+# Postgres image is missing, a Compose tool) when it can, else says what to run.
+deps:
+	@docker/preflight.sh deps
+
+# ports fails before anything starts when a port the stack publishes is taken.
+ports:
+	@docker/preflight.sh ports
 
 ## Binaries ------------------------------------------------------------------
 
@@ -69,12 +81,12 @@ build:
 
 images: postgres-image runtime-image api-image
 
-postgres-image:
+postgres-image: deps
 	@IMAGE='$(POSTGRES_IMAGE)' BASE_IMAGE='$(POSTGRES_BASE_IMAGE)' docker/postgres/build.sh
 
 # Each image's build context is a small directory under bin/image/: its binary
 # (hard-linked), the host's CA bundle and an empty directory for /tmp and /data.
-image-context:
+image-context: deps
 	@test -r /etc/ssl/certs/ca-certificates.crt || \
 		{ echo "error: /etc/ssl/certs/ca-certificates.crt missing: apt-get install ca-certificates"; exit 1; }
 	@for img in runtime api; do \
