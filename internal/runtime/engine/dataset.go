@@ -267,25 +267,16 @@ func upserts(acc *spicepod.Acceleration) bool {
 // table and its indexes with it.
 func createIndexes(tx StoreTx, table string, acc *spicepod.Acceleration) error {
 	for cols, kind := range acc.Indexes {
-		unique := ""
-		if kind == "unique" {
-			unique = "UNIQUE "
+		var list []string
+		for _, c := range strings.Split(strings.Trim(cols, "()"), ",") {
+			list = append(list, strings.TrimSpace(c))
 		}
-		list := strings.Trim(cols, "()")
-		name := table + "_" + strings.NewReplacer(",", "_", " ", "", "(", "", ")", "").Replace(list) + "_idx"
-		var quoted []string
-		for _, c := range strings.Split(list, ",") {
-			quoted = append(quoted, quoteIdent(strings.TrimSpace(c)))
-		}
-		stmt := "CREATE " + unique + "INDEX IF NOT EXISTS " + quoteIdent(name) + " ON " + quoteIdent(table) + " (" + strings.Join(quoted, ", ") + ")"
-		if err := tx.Exec(stmt); err != nil {
-			return fmt.Errorf("index %s on %s: %w", cols, table, err)
+		if err := tx.CreateIndex(table, list, kind == "unique"); err != nil {
+			return err
 		}
 	}
 	return nil
 }
-
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 func (r ScanRequest) sinceValue() any {
 	if r.Since == nil {

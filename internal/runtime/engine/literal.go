@@ -6,6 +6,14 @@ import (
 	"time"
 )
 
+// Ident quotes a name as a SQL identifier (double quotes, inner ones doubled),
+// the form DuckDB, Postgres and DataFusion all read: the engine's own SQL
+// (DuckDB's dialect) and text sent to Flight SQL upstreams use it. The name
+// keeps its case.
+func Ident(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
 // Literal renders a bound computed from local data (an append boundary, a data
 // window, a retention cutoff) as a SQL literal that DuckDB, Postgres and
 // DataFusion all read: times in UTC with an explicit offset, numbers as they are,

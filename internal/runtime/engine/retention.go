@@ -33,12 +33,9 @@ func (e *Engine) applyRetention(ctx context.Context, d *dataset) error {
 		return nil
 	}
 	cutoff := timeBound(d.spec.TimeFormat, time.Now().Add(-d.spec.Acceleration.RetentionPeriod))
-	lit, err := Literal(cutoff)
-	if err != nil {
-		return fmt.Errorf("retention of %s: %w", d.name, err)
-	}
-	err = e.store.Update(ctx, func(tx StoreTx) error {
-		return tx.Exec("DELETE FROM " + quoteIdent(d.name) + " WHERE " + quoteIdent(d.spec.TimeColumn) + " < " + lit)
+	err := e.store.Update(ctx, func(tx StoreTx) error {
+		_, err := tx.DeleteOlderThan(d.name, d.spec.TimeColumn, cutoff)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("retention of %s: %w", d.name, err)

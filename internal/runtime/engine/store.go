@@ -31,25 +31,54 @@ type Store interface {
 	Max(ctx context.Context, table, column string) (any, error)
 }
 
-// StoreTx is a write transaction of the Store.
+// StoreTx is a write transaction of the Store. Its methods name operations; the
+// Store writes the SQL.
 type StoreTx interface {
 	// Replace replaces the table's rows (and columns) with rd's.
 	Replace(table string, rd array.RecordReader) (int64, error)
 	// Append inserts the rows of rd that the table does not hold yet.
 	Append(table string, rd array.RecordReader, opt AppendOptions) (int64, error)
-	// Delete removes rows whose key columns equal a row of keys.
-	Delete(table string, keys array.RecordReader) (int64, error)
-	// Insert inserts every row of rows, matching columns by name.
-	Insert(table string, rows array.RecordReader) (int64, error)
+	// ApplyChanges applies one batch of net row changes to the table.
+	ApplyChanges(table string, c Changes) error
 	// Materialize replaces the table with the result of a query.
 	Materialize(table, query string) (int64, error)
+	// CreateIndex creates an index on the table's columns unless one of the same
+	// name exists; unique makes it refuse duplicate keys.
+	CreateIndex(table string, columns []string, unique bool) error
+	// DeleteOlderThan removes the rows whose column is below bound (a time or
+	// number as Literal renders it) and returns how many went.
+	DeleteOlderThan(table, column string, bound any) (int64, error)
 	// SetWatermark records lsn as the position of each dataset's data, in this
 	// transaction.
 	SetWatermark(lsn position.LSN, datasets ...string) error
+	// SetFingerprint records, in this transaction, an opaque description of the
+	// source columns the dataset's table was loaded with (a change feed's
+	// bookkeeping); it replaces the one recorded before.
+	SetFingerprint(dataset, fingerprint string) error
 	// TableExists reports whether the table exists in this transaction.
 	TableExists(table string) (bool, error)
-	// Exec runs a statement (schema changes).
-	Exec(query string) error
+}
+
+// Changes is one batch of net row changes to a table, applied in this order:
+// the Complete rows are filled in from the table as it was before the batch,
+// then Truncate, Delete and Insert run, then the completed rows are inserted.
+// The caller keeps ownership of the readers; nil ones are skipped.
+type Changes struct {
+	// Truncate removes every row first.
+	Truncate bool
+	// Delete holds only key columns: the rows whose key equals one of its rows
+	// are removed.
+	Delete array.RecordReader
+	// Insert holds whole rows, inserted matching columns by name.
+	Insert array.RecordReader
+	// Key names the table's key columns, for Complete.
+	Key []string
+	// Complete holds rows that lack some of the table's columns (values the
+	// source did not send because they did not change). Each reader carries some
+	// of the table's columns followed by one column per Key column (named apart
+	// from the table's columns) holding the key of the local row the missing
+	// values are taken from. A missing local row fails the whole batch.
+	Complete []array.RecordReader
 }
 
 // AppendOptions say how Append recognises rows it already holds.

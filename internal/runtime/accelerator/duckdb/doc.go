@@ -8,6 +8,11 @@
 // touched commit together or not at all, so a reader sees the old data with the old
 // watermark or the new data with the new one, never a mix.
 //
+// Every DuckDB statement of the runtime is written here: the engine and the
+// change feed ask for operations (Replace, Append, ApplyChanges, CreateIndex,
+// DeleteOlderThan, SetWatermark, SetFingerprint), never for SQL text.
+// Identifiers are quoted by Ident (engine.Ident, the runtime's one quoting).
+//
 // Reads go through Query, which accepts exactly one SELECT statement and refuses
 // everything else (DDL, DML, ATTACH, COPY, PRAGMA, SET, INSTALL/LOAD, CALL...). The
 // database is opened with external access off, so file and network table functions

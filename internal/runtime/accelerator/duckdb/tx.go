@@ -208,12 +208,10 @@ func (t *Tx) Insert(table string, rows array.RecordReader) (int64, error) {
 	return n, nil
 }
 
-// Exec runs a statement inside the transaction (schema changes of the CDC feed).
-func (t *Tx) Exec(query string) error {
-	if _, err := t.conn.ExecContext(t.ctx, query); err != nil {
-		return fmt.Errorf("exec: %w", err)
-	}
-	return nil
+// exec runs a statement inside the transaction.
+func (t *Tx) exec(query string, args ...any) error {
+	_, err := t.conn.ExecContext(t.ctx, query, args...)
+	return err
 }
 
 // SetWatermark records lsn as the source position of each dataset's data,
@@ -271,7 +269,6 @@ func keyMatch(a, b string, cols []string) string {
 	return strings.Join(parts, " AND ")
 }
 
-// Ident quotes an identifier for DuckDB.
-func Ident(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
+// Ident quotes an identifier for DuckDB: engine.Ident, the one quoting of the
+// runtime's SQL, under the accelerator's name.
+func Ident(name string) string { return engine.Ident(name) }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -200,10 +199,4 @@ func (r *endpointReader) Release() {
 		r.cur = nil
 	}
 	r.cancel()
-}
-
-// quoteIdent quotes an identifier the way Flight SQL servers (DuckDB, DataFusion)
-// read it.
-func quoteIdent(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }

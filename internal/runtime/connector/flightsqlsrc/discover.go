@@ -170,7 +170,7 @@ func SelectSQL(table string, columns []string, req engine.ScanRequest) (string, 
 	if len(columns) > 0 {
 		quoted := make([]string, len(columns))
 		for i, c := range columns {
-			quoted[i] = quoteIdent(c)
+			quoted[i] = engine.Ident(c)
 		}
 		list = strings.Join(quoted, ", ")
 	}
@@ -184,7 +184,7 @@ func SelectSQL(table string, columns []string, req engine.ScanRequest) (string, 
 		if err != nil {
 			return "", err
 		}
-		conds = append(conds, quoteIdent(req.Since.Column)+" >= "+lit)
+		conds = append(conds, engine.Ident(req.Since.Column)+" >= "+lit)
 	}
 	if len(conds) > 0 {
 		sql += " WHERE " + strings.Join(conds, " AND ")

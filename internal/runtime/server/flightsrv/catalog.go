@@ -150,7 +150,7 @@ func (q *sqlService) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (
 
 // tableSchema reads a table's schema with a query that reads no rows.
 func (q *sqlService) tableSchema(ctx context.Context, name string) (*arrow.Schema, error) {
-	res, err := q.s.engine.Query(ctx, engine.Query{SQL: "SELECT * FROM " + quoteIdent(name) + " LIMIT 0", NoCache: true})
+	res, err := q.s.engine.Query(ctx, engine.Query{SQL: "SELECT * FROM " + engine.Ident(name) + " LIMIT 0", NoCache: true})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -234,9 +234,4 @@ func like(pattern *string, s string) bool {
 	re.WriteString("$")
 	ok, err := regexp.MatchString(re.String(), s)
 	return err == nil && ok
-}
-
-// quoteIdent quotes a SQL identifier.
-func quoteIdent(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }

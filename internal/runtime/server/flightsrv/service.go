@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
 // flightSQLTypePrefix starts the type URL of every Flight SQL command.
@@ -45,7 +46,7 @@ func rawSQL(desc *flight.FlightDescriptor) (string, bool, error) {
 		}
 		parts := make([]string, len(desc.GetPath()))
 		for i, p := range desc.GetPath() {
-			parts[i] = quoteIdent(p)
+			parts[i] = engine.Ident(p)
 		}
 		return "SELECT * FROM " + strings.Join(parts, "."), true, nil
 	}

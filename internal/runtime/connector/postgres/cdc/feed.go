@@ -57,11 +57,12 @@ type Engine interface {
 
 // Store is what a feed reads from the accelerator: the watermarks committed with
 // the data, whether a table exists, and its own bookkeeping (which source columns
-// each local table was loaded with). engine.Store implements it.
+// each local table was loaded with, recorded by StoreTx.SetFingerprint).
+// *duckdb.DB implements it.
 type Store interface {
 	Watermarks(ctx context.Context) (map[string]position.LSN, error)
 	TableExists(ctx context.Context, table string) (bool, error)
-	Query(ctx context.Context, q engine.StoreQuery) (*engine.Result, error)
+	Fingerprints(ctx context.Context) (map[string]string, error)
 }
 
 // Feed follows one Postgres database by logical replication and keeps its
