@@ -118,7 +118,7 @@ func (m *Main) Run(ctx context.Context) error {
 func (m *Main) openStore(ctx context.Context) error {
 	path := ""
 	for _, d := range m.Pod.Datasets {
-		if d.Accelerated() && d.Acceleration.Mode == "file" {
+		if d.Accelerated() && d.Acceleration.Mode == spicepod.ModeFile {
 			if err := os.MkdirAll(m.Config.DataDir, 0o755); err != nil {
 				return fmt.Errorf("create data directory: %w", err)
 			}
@@ -151,7 +151,7 @@ func (m *Main) addDatasets(ctx context.Context) error {
 
 func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, error) {
 	scheme, path := d.Connector()
-	if d.Accelerated() && d.Acceleration.RefreshMode == "changes" && scheme != "postgres" {
+	if d.Accelerated() && d.Acceleration.RefreshMode.Streams() && scheme != "postgres" {
 		return nil, fmt.Errorf("refresh_mode: changes needs a postgres: source; %s: sources support full and append", scheme)
 	}
 	switch scheme {
@@ -160,7 +160,7 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 		if err != nil {
 			return nil, err
 		}
-		if d.Accelerated() && d.Acceleration.RefreshMode == "changes" {
+		if d.Accelerated() && d.Acceleration.RefreshMode.Streams() {
 			return nil, nil // served by a change feed (addFeeds)
 		}
 		src := postgres.NewSource(cfg, path)

@@ -178,7 +178,7 @@ func (e *Engine) refreshOnce(ctx context.Context, d *dataset) error {
 		pos = s.Position
 		return e.store.Update(ctx, func(tx StoreTx) error {
 			var err error
-			if acc.RefreshMode == "append" {
+			if acc.RefreshMode == spicepod.RefreshAppend {
 				_, err = tx.Append(d.name, s.Reader, AppendOptions{Key: acc.PrimaryKey, Upsert: upserts(acc),
 					Column: d.spec.TimeColumn, Since: req.sinceValue()})
 			} else {
@@ -234,7 +234,7 @@ func (e *Engine) scanRequest(ctx context.Context, d *dataset) (ScanRequest, erro
 	if acc.RefreshDataWindow > 0 && d.spec.TimeColumn != "" {
 		req.Since = &Bound{Column: d.spec.TimeColumn, Value: timeBound(d.spec.TimeFormat, time.Now().Add(-acc.RefreshDataWindow))}
 	}
-	if acc.RefreshMode == "append" {
+	if acc.RefreshMode == spicepod.RefreshAppend {
 		exists, err := e.store.TableExists(ctx, d.name)
 		if err != nil {
 			return req, err
@@ -256,7 +256,7 @@ func (e *Engine) scanRequest(ctx context.Context, d *dataset) (ScanRequest, erro
 // held ones (rather than be dropped).
 func upserts(acc *spicepod.Acceleration) bool {
 	for _, v := range acc.OnConflict {
-		if v == "upsert" {
+		if v == spicepod.ConflictUpsert {
 			return true
 		}
 	}
@@ -271,7 +271,7 @@ func createIndexes(tx StoreTx, table string, acc *spicepod.Acceleration) error {
 		for _, c := range strings.Split(strings.Trim(cols, "()"), ",") {
 			list = append(list, strings.TrimSpace(c))
 		}
-		if err := tx.CreateIndex(table, list, kind == "unique"); err != nil {
+		if err := tx.CreateIndex(table, list, kind == spicepod.IndexUnique); err != nil {
 			return err
 		}
 	}
@@ -286,11 +286,11 @@ func (r ScanRequest) sinceValue() any {
 }
 
 // timeBound renders t in the representation of a time_format.
-func timeBound(format string, t time.Time) any {
+func timeBound(format spicepod.TimeFormat, t time.Time) any {
 	switch format {
-	case "unix_seconds":
+	case spicepod.TimeFormatUnixSeconds:
 		return t.Unix()
-	case "unix_millis":
+	case spicepod.TimeFormatUnixMillis:
 		return t.UnixMilli()
 	default:
 		return t
@@ -300,13 +300,13 @@ func timeBound(format string, t time.Time) any {
 // subtractOverlap moves the append boundary back by overlap. The boundary itself is
 // included (>=), and rows read again are dropped by the store, so rows committed
 // later with the boundary's timestamp are neither lost nor duplicated.
-func subtractOverlap(max any, overlap time.Duration, format string) any {
+func subtractOverlap(max any, overlap time.Duration, format spicepod.TimeFormat) any {
 	switch v := max.(type) {
 	case time.Time:
 		return v.Add(-overlap)
 	case int64:
 		switch format {
-		case "unix_millis":
+		case spicepod.TimeFormatUnixMillis:
 			return v - overlap.Milliseconds()
 		default:
 			return v - int64(overlap/time.Second)
@@ -421,7 +421,7 @@ func (e *Engine) StatusOf(ctx context.Context, name string) (Status, error) {
 			State: d.state, Ready: d.loaded, Fresh: d.fresh && d.loaded, Watermark: d.watermark,
 			Refreshes: d.refreshes, Failures: d.failures, LagBytes: d.lagBytes, LagSeconds: d.lagSeconds}
 		if d.spec.Acceleration != nil {
-			st.RefreshMode = d.spec.Acceleration.RefreshMode
+			st.RefreshMode = string(d.spec.Acceleration.RefreshMode)
 		}
 		setTimes(&st, d.lastRefresh, d.lastErr, d.lastErrAt)
 	} else if v, ok := e.views[name]; ok {

@@ -178,7 +178,7 @@ func (e *Engine) restore(ctx context.Context) error {
 	}
 	for name, d := range e.datasets {
 		wm, ok := wms[name]
-		if !ok || !d.spec.Accelerated() || d.spec.Acceleration.Mode != "file" {
+		if !ok || !d.spec.Accelerated() || d.spec.Acceleration.Mode != spicepod.ModeFile {
 			continue
 		}
 		exists, err := e.store.TableExists(ctx, name)

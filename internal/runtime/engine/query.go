@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
 )
 
 // Query is one read.
@@ -145,7 +146,7 @@ func (e *Engine) execute(ctx context.Context, q Query, deps, federated []string,
 func (e *Engine) zeroResultSources(deps []string) []string {
 	var out []string
 	for _, n := range deps {
-		if d, ok := e.datasets[n]; ok && d.src != nil && d.spec.Accelerated() && d.spec.Acceleration.OnZeroResults == "use_source" {
+		if d, ok := e.datasets[n]; ok && d.src != nil && d.spec.Accelerated() && d.spec.Acceleration.OnZeroResults == spicepod.ZeroResultsUseSource {
 			out = append(out, n)
 		}
 	}
@@ -215,7 +216,7 @@ func (e *Engine) resolveQuery(names []string) (deps, federated []string, err err
 			switch {
 			case d.loaded && d.spec.Accelerated():
 				add(n)
-			case !d.spec.Accelerated() || d.spec.ReadyState == "on_registration":
+			case !d.spec.Accelerated() || d.spec.ReadyState == spicepod.ReadyOnRegistration:
 				if !seen["src:"+n] {
 					seen["src:"+n] = true
 					federated = append(federated, n)

@@ -2,20 +2,13 @@ package spicepod
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
 
-// Allowed values of the acceleration enums, the first being the default.
-var (
-	engines        = []string{"arrow", "duckdb"}
-	modes          = []string{"memory", "file"}
-	refreshModes   = []string{"full", "append", "changes"}
-	zeroResults    = []string{"return_empty", "use_source"}
-	conflictModes  = []string{"drop", "upsert"}
-	indexKinds     = []string{"enabled", "unique"}
-	refusedEngines = map[string]bool{"sqlite": true, "postgres": true}
-)
+// refusedEngines are upstream engines this runtime does not serve.
+var refusedEngines = map[string]bool{"sqlite": true, "postgres": true}
 
 var accelerationKeys = keySet{
 	known: []string{
@@ -47,7 +40,7 @@ type accelContext struct {
 // acceleration decodes the acceleration block of a dataset or view; nil when
 // absent. readyState receives a deprecated acceleration.ready_state; it is
 // nil for views, which have none.
-func (o *object) acceleration(ctx accelContext, readyState *string) *Acceleration {
+func (o *object) acceleration(ctx accelContext, readyState *ReadyState) *Acceleration {
 	c := o.child("acceleration", accelerationKeys)
 	if c == nil {
 		return nil
@@ -55,8 +48,8 @@ func (o *object) acceleration(ctx accelContext, readyState *string) *Acceleratio
 	a := &Acceleration{
 		Enabled:                 c.boolean("enabled", true),
 		Engine:                  engine(c),
-		Mode:                    c.enum("mode", DefaultMode, modes...),
-		RefreshMode:             c.enum("refresh_mode", DefaultRefreshMode, refreshModes...),
+		Mode:                    enumOf(c, "mode", DefaultMode, modes),
+		RefreshMode:             enumOf(c, "refresh_mode", DefaultRefreshMode, refreshModes),
 		RefreshCheckInterval:    c.duration("refresh_check_interval"),
 		RefreshSQL:              c.str("refresh_sql"),
 		RefreshDataWindow:       c.duration("refresh_data_window"),
@@ -68,10 +61,10 @@ func (o *object) acceleration(ctx accelContext, readyState *string) *Acceleratio
 		RetentionCheckEnabled:   c.boolean("retention_check_enabled", false),
 		RetentionPeriod:         c.duration("retention_period"),
 		RetentionCheckInterval:  c.duration("retention_check_interval"),
-		OnZeroResults:           c.enum("on_zero_results", DefaultOnZeroResults, zeroResults...),
+		OnZeroResults:           enumOf(c, "on_zero_results", DefaultOnZeroResults, zeroResults),
 		PrimaryKey:              primaryKey(c),
-		OnConflict:              c.enumMap("on_conflict", conflictModes...),
-		Indexes:                 c.enumMap("indexes", indexKinds...),
+		OnConflict:              enumMapOf(c, "on_conflict", conflicts),
+		Indexes:                 enumMapOf(c, "indexes", indexKinds),
 		Params:                  c.params("params"),
 	}
 	if c.has("ready_state") {
@@ -81,7 +74,7 @@ func (o *object) acceleration(ctx accelContext, readyState *string) *Acceleratio
 		case o.has("ready_state"):
 			c.failf("ready_state", "is the deprecated place for ready_state and the dataset sets it too; keep only the dataset's")
 		default:
-			*readyState = c.enum("ready_state", *readyState, readyStates...)
+			*readyState = enumOf(c, "ready_state", *readyState, readyStates)
 		}
 	}
 	checkRefresh(c, a, ctx)
@@ -90,7 +83,7 @@ func (o *object) acceleration(ctx accelContext, readyState *string) *Acceleratio
 	return a
 }
 
-func engine(c *object) string {
+func engine(c *object) Engine {
 	e, ok := c.scalar("engine")
 	switch {
 	case !ok:
@@ -98,10 +91,10 @@ func engine(c *object) string {
 	case refusedEngines[e]:
 		c.d.failErr(ErrUnsupported, c.line("engine"), c.comp, c.field("engine"),
 			"%q is not supported: this runtime serves arrow and duckdb, both on embedded DuckDB; use engine: duckdb (add mode: file to persist)", e)
-	case e != "arrow" && e != "duckdb":
-		c.failf("engine", "%s", oneOf(e, engines))
+	case !slices.Contains(engines, Engine(e)):
+		c.failf("engine", "%s", oneOf(e, strs(engines)))
 	default:
-		return e
+		return Engine(e)
 	}
 	return DefaultEngine
 }
@@ -116,13 +109,13 @@ func checkRefresh(c *object, a *Acceleration, ctx accelContext) {
 	if ctx.view && a.RefreshMode != DefaultRefreshMode {
 		c.failf("refresh_mode", "%q is not possible for a view, which is refreshed by recomputing it; use full", a.RefreshMode)
 	}
-	if a.RefreshMode == "append" && ctx.timeColumn == "" && !ctx.view {
+	if a.RefreshMode == RefreshAppend && ctx.timeColumn == "" && !ctx.view {
 		c.failf("refresh_mode", "append needs time_column to find new rows (upstream silently never refreshes); %s", noTime)
 	}
 	if a.RefreshDataWindow > 0 && ctx.timeColumn == "" {
 		c.failf("refresh_data_window", "needs time_column; %s", noTime)
 	}
-	if a.RefreshAppendOverlap > 0 && a.RefreshMode != "append" {
+	if a.RefreshAppendOverlap > 0 && a.RefreshMode != RefreshAppend {
 		c.failf("refresh_append_overlap", "only applies to refresh_mode: append, not %s", a.RefreshMode)
 	}
 	if a.RefreshRetryMaxAttempts > 0 && !a.RefreshRetryEnabled {
@@ -177,7 +170,7 @@ func checkConflicts(c *object, a *Acceleration) {
 		return
 	}
 	for _, v := range a.OnConflict {
-		if v != "drop" {
+		if v != ConflictDrop {
 			c.failf("on_conflict", "has %d targets; only one target may be given, unless all are drop", len(a.OnConflict))
 			return
 		}

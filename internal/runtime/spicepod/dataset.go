@@ -9,9 +9,6 @@ import (
 )
 
 var (
-	timeFormats = []string{"timestamp", "timestamptz", "unix_seconds", "unix_millis", "ISO8601"}
-	readyStates = []string{"on_load", "on_registration"}
-
 	identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	connector  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.+-]*$`)
 )
@@ -52,8 +49,8 @@ func (d *decoder) datasets(n *yaml.Node, names *namespace) []Dataset {
 			Description: o.str("description"),
 			Params:      o.params("params"),
 			TimeColumn:  o.str("time_column"),
-			TimeFormat:  o.enum("time_format", "", timeFormats...),
-			ReadyState:  o.enum("ready_state", DefaultReadyState, readyStates...),
+			TimeFormat:  enumOf(o, "time_format", "", timeFormats),
+			ReadyState:  enumOf(o, "ready_state", DefaultReadyState, readyStates),
 		}
 		if o.has("time_column") && ds.TimeColumn == "" {
 			o.failf("time_column", "must not be empty; name a column or remove the key")

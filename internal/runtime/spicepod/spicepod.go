@@ -24,11 +24,11 @@ const (
 
 // Upstream defaults, applied by Parse when a key is absent.
 const (
-	DefaultEngine        = "arrow"
-	DefaultMode          = "memory"
-	DefaultRefreshMode   = "full"
-	DefaultReadyState    = "on_load"
-	DefaultOnZeroResults = "return_empty"
+	DefaultEngine        = EngineArrow
+	DefaultMode          = ModeMemory
+	DefaultRefreshMode   = RefreshFull
+	DefaultReadyState    = ReadyOnLoad
+	DefaultOnZeroResults = ZeroResultsReturnEmpty
 
 	DefaultCacheMaxSize int64         = 128 << 20 // 128 MiB
 	DefaultItemTTL      time.Duration = time.Second
@@ -81,11 +81,11 @@ type Dataset struct {
 	// TimeFormat is how TimeColumn is stored: timestamp, timestamptz,
 	// unix_seconds, unix_millis or ISO8601. "" when unset (the connector
 	// infers it from the column type).
-	TimeFormat string
+	TimeFormat TimeFormat
 
 	// ReadyState is on_load (default: ready after the first load) or
 	// on_registration (ready at once, queries go to the source until loaded).
-	ReadyState string
+	ReadyState ReadyState
 
 	// Acceleration is nil when the dataset has no acceleration block.
 	Acceleration *Acceleration
@@ -111,12 +111,12 @@ type Acceleration struct {
 	Enabled bool
 	// Engine is arrow (default) or duckdb. Both are served by embedded
 	// DuckDB here; sqlite and postgres are refused.
-	Engine string
+	Engine Engine
 	// Mode is memory (default) or file.
-	Mode string
+	Mode Mode
 	// RefreshMode is full (default), append or changes. Whether a connector
 	// can serve changes is decided by the engine, not here.
-	RefreshMode string
+	RefreshMode RefreshMode
 	// RefreshCheckInterval is the time between refreshes; 0 loads once.
 	RefreshCheckInterval time.Duration
 	// RefreshSQL is the refresh_sql text as written, "" when unset. See
@@ -146,14 +146,14 @@ type Acceleration struct {
 	RetentionPeriod        time.Duration
 	RetentionCheckInterval time.Duration
 	// OnZeroResults is return_empty (default) or use_source.
-	OnZeroResults string
+	OnZeroResults OnZeroResults
 	// PrimaryKey lists the key columns; nil when unset. Written as "id" or
 	// "(a, b)".
 	PrimaryKey []string
 	// OnConflict maps a column, or "(a, b)", to drop or upsert. Never nil.
-	OnConflict map[string]string
+	OnConflict map[string]OnConflict
 	// Indexes maps a column, or "(a, b)", to enabled or unique. Never nil.
-	Indexes map[string]string
+	Indexes map[string]IndexKind
 	// Params are accelerator parameters, substituted like dataset params.
 	// Never nil.
 	Params map[string]string

@@ -115,8 +115,8 @@ func checkDefaults(tb testing.TB, what string, a *spicepod.Acceleration, interva
 	equal(tb, what+" refresh_jitter_enabled", a.RefreshJitterEnabled, false)
 	equal(tb, what+" on_zero_results", a.OnZeroResults, "return_empty")
 	equal(tb, what+" primary_key", a.PrimaryKey, []string(nil))
-	equal(tb, what+" on_conflict", a.OnConflict, map[string]string{})
-	equal(tb, what+" indexes", a.Indexes, map[string]string{})
+	equal(tb, what+" on_conflict", a.OnConflict, map[string]spicepod.OnConflict{})
+	equal(tb, what+" indexes", a.Indexes, map[string]spicepod.IndexKind{})
 	equal(tb, what+" params", a.Params, map[string]string{})
 	cols, where := a.RefreshFilter()
 	equal(tb, what+" refresh filter", [2]any{cols, where}, [2]any{[]string(nil), ""})
@@ -162,8 +162,8 @@ func TestLoad_V1Beta1Full(t *testing.T) {
 	equal(t, "retention_check_interval", a.RetentionCheckInterval, time.Hour)
 	equal(t, "on_zero_results", a.OnZeroResults, "use_source")
 	equal(t, "primary_key", a.PrimaryKey, []string{"id", "created_at"})
-	equal(t, "on_conflict", a.OnConflict, map[string]string{"(id, created_at)": "upsert"})
-	equal(t, "indexes", a.Indexes, map[string]string{"created_at": "enabled", "(id, created_at)": "unique"})
+	equal(t, "on_conflict", a.OnConflict, map[string]spicepod.OnConflict{"(id, created_at)": "upsert"})
+	equal(t, "indexes", a.Indexes, map[string]spicepod.IndexKind{"created_at": "enabled", "(id, created_at)": "unique"})
 	equal(t, "acceleration params", a.Params, map[string]string{"duckdb_file": "/data/events.db"})
 
 	products := pod.Datasets[1]
@@ -203,8 +203,8 @@ func TestLoad_V1Full(t *testing.T) {
 	equal(t, "refresh_retry_enabled", a.RefreshRetryEnabled, false)
 	equal(t, "default jitter max", a.RefreshJitterMax, 9*time.Minute)
 	equal(t, "primary_key", a.PrimaryKey, []string{"id"})
-	equal(t, "on_conflict", a.OnConflict, map[string]string{"id": "upsert"})
-	equal(t, "indexes", a.Indexes, map[string]string{"customer_id": "enabled"})
+	equal(t, "on_conflict", a.OnConflict, map[string]spicepod.OnConflict{"id": "upsert"})
+	equal(t, "indexes", a.Indexes, map[string]spicepod.IndexKind{"customer_id": "enabled"})
 
 	remote := pod.Datasets[2]
 	equal(t, "mixed-case name", remote.Name, "Remote_Rankings")

@@ -62,7 +62,7 @@ func Configs(pod, instance string, datasets []spicepod.Dataset) ([]Config, error
 	groups := map[string]*Config{}
 	var order []string
 	for _, ds := range datasets {
-		if !ds.Accelerated() || ds.Acceleration.RefreshMode != "changes" {
+		if !ds.Accelerated() || !ds.Acceleration.RefreshMode.Streams() {
 			continue
 		}
 		key, cfg, err := datasetConfig(ds)
@@ -71,10 +71,10 @@ func Configs(pod, instance string, datasets []spicepod.Dataset) ([]Config, error
 		}
 		g, ok := groups[key]
 		if !ok {
-			g = &Config{Postgres: cfg, File: ds.Acceleration.Mode == "file"}
+			g = &Config{Postgres: cfg, File: ds.Acceleration.Mode == spicepod.ModeFile}
 			groups[key] = g
 			order = append(order, key)
-		} else if g.File != (ds.Acceleration.Mode == "file") {
+		} else if g.File != (ds.Acceleration.Mode == spicepod.ModeFile) {
 			return nil, fmt.Errorf("dataset %s: acceleration.mode %s differs from the other refresh_mode: changes datasets of the same database; they share one replication slot, so give them the same mode",
 				ds.Name, ds.Acceleration.Mode)
 		}
