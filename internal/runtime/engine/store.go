@@ -62,7 +62,7 @@ type StoreTx interface {
 // Changes is one batch of net row changes to a table, applied in this order:
 // the Complete rows are filled in from the table as it was before the batch,
 // then Truncate, Delete and Insert run, then the completed rows are inserted.
-// The caller keeps ownership of the readers; nil ones are skipped.
+// The caller keeps ownership of the readers; Delete and Insert may be nil.
 type Changes struct {
 	// Truncate removes every row first.
 	Truncate bool
