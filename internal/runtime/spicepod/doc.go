@@ -17,7 +17,7 @@
 // ErrUnsupported or ErrUnresolved where that applies. Upstream keys that
 // change nothing here (runtime.task_history, dataset metadata, ...) are
 // accepted and ignored; upstream features this runtime does not serve
-// (sqlite and postgres engines, refresh_cron, auth, tls, models, ...) are
+// (sqlite and postgres engines, refresh_cron, mutual TLS, models, ...) are
 // refused with ErrUnsupported rather than ignored.
 //
 // Typical use, in a binary's composition root:

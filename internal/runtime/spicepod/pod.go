@@ -33,15 +33,13 @@ var podKeys = keySet{
 }
 
 var runtimeKeys = keySet{
-	known: []string{"results_cache", "params"},
+	known: []string{"results_cache", "params", "auth", "tls"},
 	ignored: []string{
 		"task_history", "tracing", "telemetry", "dataset_load_parallelism", "cors",
 		"flight", "shutdown_timeout", "ready_state", "output_level", "query",
 		"metrics", "scheduler",
 	},
 	unsupported: map[string]string{
-		"tls":     "terminate TLS in front of the runtime",
-		"auth":    "API keys are not implemented; put the runtime behind an authenticating proxy",
 		"caching": "it is the spicepod v2 form; use results_cache",
 	},
 }
@@ -88,6 +86,8 @@ func (o *object) runtime() Runtime {
 		return rt
 	}
 	rt.Params = c.params("params")
+	rt.Auth = c.auth()
+	rt.TLS = c.tls()
 	rc := c.child("results_cache", resultsCacheKeys)
 	if rc == nil {
 		return rt

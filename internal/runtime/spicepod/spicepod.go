@@ -179,6 +179,10 @@ type Runtime struct {
 	// Params are runtime parameters, substituted like dataset params.
 	// Never nil.
 	Params map[string]string
+	// Auth is runtime.auth: API keys for the HTTP and Flight ports.
+	Auth Auth
+	// TLS is runtime.tls: the certificate both ports serve.
+	TLS TLS
 }
 
 // ResultsCache is runtime.results_cache.
