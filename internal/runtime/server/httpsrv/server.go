@@ -2,6 +2,7 @@ package httpsrv
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +43,11 @@ type Server struct {
 	// Endpoints are listed by /v1/status.
 	Endpoints []Endpoint
 	Logger    *slog.Logger
+	// APIKeys, when not empty, are required on every request but /health and
+	// /v1/ready (header X-API-Key); see auth.go.
+	APIKeys []string
+	// TLS, when set, makes the listener speak TLS only.
+	TLS *tls.Config
 
 	engine Engine
 	addr   string
@@ -59,6 +65,9 @@ func (s *Server) Open() error {
 	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
 		return fmt.Errorf("listen http on %s: %w", s.addr, err)
+	}
+	if s.TLS != nil {
+		ln = tls.NewListener(ln, s.TLS)
 	}
 	s.ln = ln
 	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
@@ -85,6 +94,7 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, middleware.Recoverer, middleware.Timeout(DefaultRequestTimeout))
+	r.Use(s.authenticate)
 	r.Get("/health", func(w http.ResponseWriter, _ *http.Request) { text(w, http.StatusOK, "ok") })
 	r.Get("/v1/ready", s.ready)
 	r.Post("/v1/sql", s.sql)
