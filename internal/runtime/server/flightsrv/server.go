@@ -18,6 +18,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 )
 
 // Defaults for Server's tunables.
@@ -81,10 +82,13 @@ type Server struct {
 	PrimaryKeys func(table string) []string
 	// GRPCOptions are added to the gRPC server's options (TLS credentials, say).
 	GRPCOptions []grpc.ServerOption
+	// APIKeys, when not empty, are required on every call (see auth.go).
+	APIKeys []string
 
 	engine Engine
 	addr   string
 	token  string
+	keys   *apikey.Keys
 
 	mu       sync.Mutex
 	lis      net.Listener
@@ -137,6 +141,7 @@ func (s *Server) Open() error {
 		return fmt.Errorf("create bearer token: %w", err)
 	}
 	s.token = hex.EncodeToString(token)
+	s.keys = apikey.New(s.APIKeys)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.tickets = newTickets(s.TicketTTL, s.MaxTicketBytes)
 	s.prepared = newPreparedStore(s.PreparedTTL, s.MaxPrepared)
@@ -149,8 +154,8 @@ func (s *Server) Open() error {
 	}
 	opts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(DefaultMaxRecvMsgBytes),
-		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
-		grpc.ChainStreamInterceptor(s.streamInterceptor),
+		grpc.ChainUnaryInterceptor(s.unaryInterceptor, s.authUnary),
+		grpc.ChainStreamInterceptor(s.streamInterceptor, s.authStream),
 	}, s.GRPCOptions...)
 	gs := grpc.NewServer(opts...)
 	flight.RegisterFlightServiceServer(gs, &service{

@@ -60,10 +60,11 @@ func rawSQL(desc *flight.FlightDescriptor) (string, bool, error) {
 }
 
 // Handshake answers at once, without waiting for a client message: the Go SDK
-// sends none and reads the header first. Any Basic credentials are accepted;
-// the bearer token returned is what clients send on later calls.
+// sends none and reads the header first. Without API keys any Basic
+// credentials are accepted; with keys the password must be one (auth.go). The
+// bearer token returned is what clients send on later calls.
 func (v *service) Handshake(stream flight.FlightService_HandshakeServer) error {
-	if err := checkBasic(stream.Context()); err != nil {
+	if err := v.s.handshakeAuth(stream.Context()); err != nil {
 		return err
 	}
 	if err := stream.SetHeader(metadata.Pairs("authorization", "Bearer "+v.s.token)); err != nil {
