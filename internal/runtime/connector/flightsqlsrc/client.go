@@ -32,7 +32,7 @@ const DefaultMaxMessageBytes = 256 << 20
 func Dial(ep Endpoint) (*grpc.ClientConn, error) {
 	creds := insecure.NewCredentials()
 	if ep.TLS {
-		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12, RootCAs: ep.RootCAs})
 	}
 	conn, err := grpc.NewClient(ep.Target,
 		grpc.WithTransportCredentials(creds),

@@ -1,6 +1,7 @@
 package flightsqlsrc
 
 import (
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/url"
@@ -15,9 +16,12 @@ const (
 	ParamEndpoint = "flightsql_endpoint"
 	ParamUsername = "flightsql_username"
 	ParamPassword = "flightsql_password"
+	// ParamTLSCA is a PEM file of the CAs that sign the endpoint's certificate,
+	// for a TLS endpoint whose certificate the system's roots do not verify.
+	ParamTLSCA = "flightsql_tls_ca_certificate_file"
 )
 
-var knownParams = []string{ParamEndpoint, ParamUsername, ParamPassword}
+var knownParams = []string{ParamEndpoint, ParamUsername, ParamPassword, ParamTLSCA}
 
 // Config is a flightsql dataset's connection settings, built by ParseParams.
 type Config struct {
@@ -58,6 +62,9 @@ func ParseParams(params map[string]string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("param %s: %w", ParamEndpoint, err)
 	}
+	if ep, err = WithCA(ep, ParamEndpoint, ParamTLSCA, params[ParamTLSCA]); err != nil {
+		return Config{}, err
+	}
 	return Config{Endpoint: ep, Username: params[ParamUsername], Password: params[ParamPassword]}, nil
 }
 
@@ -67,9 +74,11 @@ type Endpoint struct {
 	URL string
 	// Target is host:port, as gRPC dials it.
 	Target string
-	// TLS is true for https:// and grpc+tls:// (verified against the system's
-	// roots), false for http://, grpc://, grpc+tcp:// and a bare host:port.
-	TLS bool
+	// TLS is true for https:// and grpc+tls:// (verified against RootCAs, or
+	// the system's roots when nil), false for http://, grpc://, grpc+tcp:// and
+	// a bare host:port.
+	TLS     bool
+	RootCAs *x509.CertPool
 }
 
 func (e Endpoint) String() string { return e.URL }

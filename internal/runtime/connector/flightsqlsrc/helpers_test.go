@@ -32,7 +32,8 @@ type upstream struct {
 	orders   *runtimetest.Source
 }
 
-func newUpstream(t *testing.T) *upstream {
+// newUpstream starts it; configure, when given, adjusts the server (keys, TLS).
+func newUpstream(t *testing.T, configure ...func(*flightsrv.Server)) *upstream {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
@@ -41,7 +42,11 @@ func newUpstream(t *testing.T) *upstream {
 	u.engine = runtimetest.NewEngine(t, runtimetest.RecipePod,
 		map[string]engine.Source{"products": u.products, "orders": u.orders}, nil)
 	runtimetest.WaitReady(t, u.engine)
-	u.srv = runtimetest.StartServer(t, u.engine, mem, nil)
+	var cfg func(*flightsrv.Server)
+	if len(configure) > 0 {
+		cfg = configure[0]
+	}
+	u.srv = runtimetest.StartServer(t, u.engine, mem, cfg)
 	return u
 }
 

@@ -139,9 +139,7 @@ func (s *Source) explain(op string, err error) error {
 	case codes.Unavailable:
 		return fmt.Errorf("%s %s: flightsql endpoint %s is unavailable: %w; the dataset keeps its last data and refreshes once the upstream answers", op, s.table, s.cfg.Endpoint, err)
 	case codes.Unauthenticated, codes.PermissionDenied:
-		s.mu.Lock()
-		s.auth = ""
-		s.mu.Unlock()
+		s.forgetAuth()
 		return fmt.Errorf("%s %s: flightsql endpoint %s refused the credentials: %w; check %s and %s", op, s.table, s.cfg.Endpoint, err, ParamUsername, ParamPassword)
 	default:
 		return fmt.Errorf("%s %s from flightsql endpoint %s: %w", op, s.table, s.cfg.Endpoint, err)
@@ -198,6 +196,13 @@ func (s *Source) upstreamTable(ctx context.Context, c *flightsql.Client) (table,
 	s.found = &t
 	s.mu.Unlock()
 	return t, nil
+}
+
+// forgetAuth drops the bearer token, so the next call handshakes again.
+func (s *Source) forgetAuth() {
+	s.mu.Lock()
+	s.auth = ""
+	s.mu.Unlock()
 }
 
 func (s *Source) forget() {

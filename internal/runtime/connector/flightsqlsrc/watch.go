@@ -29,6 +29,8 @@ func (s *Source) Watch(ctx context.Context, changed func()) error {
 		switch status.Code(err) {
 		case codes.Unimplemented, codes.InvalidArgument:
 			return fmt.Errorf("watch %s at flightsql endpoint %s: the upstream cannot push changes: %w", s.table, s.cfg.Endpoint, err)
+		case codes.Unauthenticated:
+			s.forgetAuth() // a restarted upstream issues new tokens: handshake again
 		}
 		if notices > 0 {
 			wait = 100 * time.Millisecond

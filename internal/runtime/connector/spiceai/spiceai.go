@@ -23,18 +23,21 @@ import (
 const (
 	ParamEndpoint = "spiceai_endpoint"
 	ParamAPIKey   = "spiceai_api_key"
+	// ParamTLSCA is a PEM file of the CAs that sign the endpoint's certificate,
+	// for a TLS endpoint whose certificate the system's roots do not verify.
+	ParamTLSCA = "spiceai_tls_ca_certificate_file"
 )
 
 // DefaultEndpoint is Spice.ai Cloud's Flight endpoint, upstream's default.
 const DefaultEndpoint = "https://flight.spiceai.io"
 
-var knownParams = []string{ParamEndpoint, ParamAPIKey}
+var knownParams = []string{ParamEndpoint, ParamAPIKey, ParamTLSCA}
 
 // Config is a spice.ai dataset's connection settings, built by ParseParams.
 type Config struct {
 	Endpoint flightsqlsrc.Endpoint
 	// APIKey is the password of the Basic handshake (empty user), as the Spice
-	// SDKs send it. Empty is allowed: a local runtime accepts any.
+	// SDKs send it. Empty is allowed: a runtime without API keys accepts any.
 	APIKey string
 }
 
@@ -50,6 +53,9 @@ func ParseParams(params map[string]string) (Config, error) {
 	ep, err := flightsqlsrc.ParseEndpoint(raw)
 	if err != nil {
 		return Config{}, fmt.Errorf("param %s: %w", ParamEndpoint, err)
+	}
+	if ep, err = flightsqlsrc.WithCA(ep, ParamEndpoint, ParamTLSCA, params[ParamTLSCA]); err != nil {
+		return Config{}, err
 	}
 	return Config{Endpoint: ep, APIKey: params[ParamAPIKey]}, nil
 }
