@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb"
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
@@ -216,8 +219,13 @@ func (m *Main) addFeeds() error {
 }
 
 func (m *Main) openServers() error {
+	keys, tlsConfig, err := m.security()
+	if err != nil {
+		return err
+	}
 	m.HTTP = httpsrv.New(m.Config.HTTPAddr, m.Engine)
 	m.HTTP.Logger = m.Logger
+	m.HTTP.APIKeys, m.HTTP.TLS = keys, tlsConfig
 	m.HTTP.Endpoints = []httpsrv.Endpoint{{Name: "http", Addr: m.Config.HTTPAddr}, {Name: "flight", Addr: m.Config.FlightAddr}}
 	if err := m.HTTP.Open(); err != nil {
 		return err
@@ -227,6 +235,10 @@ func (m *Main) openServers() error {
 	m.Flight.Logger = m.Logger
 	m.Flight.Metrics = flightsrv.NewMetrics(m.reg)
 	m.Flight.PrimaryKeys = m.primaryKeys
+	m.Flight.APIKeys = keys
+	if tlsConfig != nil {
+		m.Flight.GRPCOptions = append(m.Flight.GRPCOptions, grpc.Creds(credentials.NewTLS(tlsConfig)))
+	}
 	if err := m.Flight.Open(); err != nil {
 		return err
 	}
@@ -248,6 +260,25 @@ func (m *Main) openServers() error {
 		m.servers = append(m.servers, m.metrics.Shutdown)
 	}
 	return nil
+}
+
+// security returns the API keys both ports require (none: open) and their TLS
+// configuration (nil: plaintext), from the spicepod's runtime.auth and runtime.tls.
+func (m *Main) security() ([]string, *tls.Config, error) {
+	var keys []string
+	if a := m.Pod.Runtime.Auth.APIKey; a.Enabled {
+		keys = a.Keys
+	}
+	t := m.Pod.Runtime.TLS
+	m.Logger.Info("security", "api_keys", len(keys), "tls", t.Enabled)
+	if !t.Enabled {
+		return keys, nil, nil
+	}
+	pair, err := t.KeyPair()
+	if err != nil {
+		return nil, nil, fmt.Errorf("runtime.tls: %w", err)
+	}
+	return keys, &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // primaryKeys answers Flight SQL GetPrimaryKeys from the spicepod.
