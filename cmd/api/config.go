@@ -55,6 +55,10 @@ type Config struct {
 	DebugAddr        string // pprof; empty: off
 	LogLevel         slog.Level
 	LogFormat        string // "text" or "json"
+
+	// AcceleratedAPIKey and MaterializedAPIKey are sent to the runtimes; empty:
+	// none (a runtime without runtime.auth).
+	AcceleratedAPIKey, MaterializedAPIKey string
 }
 
 // envVar is one setting: its variable, default and meaning, for LoadConfig and
@@ -81,6 +85,10 @@ var envVars = []envVar{
 		func(c *Config, v string) (err error) { c.AcceleratedAddr, err = flightAddr(v); return err }},
 	{"MATERIALIZED_FLIGHT_ADDR", DefaultMaterializedAddr, "host:port of the materialized runtime's Flight (and Flight SQL) endpoint",
 		func(c *Config, v string) (err error) { c.MaterializedAddr, err = flightAddr(v); return err }},
+	{"ACCELERATED_API_KEY", "", "API key of the accelerated runtime (one of its runtime.auth.api-key.keys); empty: send none",
+		func(c *Config, v string) error { c.AcceleratedAPIKey = v; return nil }},
+	{"MATERIALIZED_API_KEY", "", "API key of the materialized runtime; empty: send none",
+		func(c *Config, v string) error { c.MaterializedAPIKey = v; return nil }},
 	{"RUNTIME_QUERY_TIMEOUT", ranking.DefaultTimeout.String(), "longest a runtime query may take (keep it above the runtime's 10s min-position wait)",
 		func(c *Config, v string) (err error) { c.RuntimeTimeout, err = duration(v); return err }},
 	{"RUNTIME_PROTOCOL", ranking.ProtocolFlight, "how the api reads a runtime: flight (one DoGet whose ticket is the SQL) or flightsql (GetFlightInfo, then DoGet, as the recipe's driver)",

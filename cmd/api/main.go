@@ -134,6 +134,7 @@ func (m *Main) Run(ctx context.Context) error {
 
 	m.Accelerated = ranking.NewFlight("accelerated runtime", cfg.AcceleratedAddr, ranking.AcceleratedQuery)
 	m.Materialized = ranking.NewFlight("materialized runtime", cfg.MaterializedAddr, ranking.MaterializedQuery)
+	m.Accelerated.APIKey, m.Materialized.APIKey = cfg.AcceleratedAPIKey, cfg.MaterializedAPIKey
 	for _, f := range []*ranking.Flight{m.Accelerated, m.Materialized} {
 		f.Timeout = cfg.RuntimeTimeout
 		f.Protocol = cfg.RuntimeProtocol

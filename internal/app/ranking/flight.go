@@ -64,6 +64,9 @@ type Flight struct {
 	PingTimeout time.Duration
 	// Alloc allocates the record batches read; memory.DefaultAllocator when nil.
 	Alloc memory.Allocator
+	// APIKey, when set, is sent on every call as authorization: Bearer <key>,
+	// which a runtime with runtime.auth.api-key accepts without a handshake.
+	APIKey string
 
 	name, addr, query string
 	client            *flightsql.Client
@@ -140,6 +143,9 @@ func (f *Flight) run(ctx context.Context, timeout time.Duration, req Request) (R
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ctx = outgoing(ctx, req)
+	if f.APIKey != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+f.APIKey)
+	}
 
 	if f.Protocol != ProtocolFlightSQL {
 		res := Result{Rows: make([]Row, 0, Limit)}
