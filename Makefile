@@ -4,6 +4,7 @@
 # be reached (docker/postgres/build.sh).
 #
 #   make            check ports, build, images, start the stack, wait until healthy (= make up)
+#   make secrets    create secrets.env (the runtimes' API keys, random) unless it exists
 #   make test       the test suite (needs Docker for Postgres)
 #   make deps       install missing host packages (root + apt), else name the command
 #   make logs       the stack's recent logs (FOLLOW=1 to follow)
@@ -37,11 +38,15 @@ TEST_TAGS ?= duckdb_arrow
 # Seconds `make up` waits for every service to be healthy.
 WAIT_TIMEOUT ?= 300
 SERVICES := postgres accelerated materialized api
+# The runtimes' API keys, random, made on first use and never overwritten;
+# docker-compose.yml passes them to the services (env_file). Git ignores it.
+SECRETS_FILE := secrets.env
+SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
-.PHONY: up deps ports build images postgres-image runtime-image api-image image-context \
+.PHONY: up secrets deps ports build images postgres-image runtime-image api-image image-context \
 	wait endpoints down clean logs test bench bench-quick
 
-up: ports build images
+up: ports secrets build images
 	@echo "==> $(COMPOSE) up -d"
 	@$(COMPOSE) up -d --remove-orphans || { $(COMPOSE) logs --tail=100; exit 1; }
 	@$(MAKE) --no-print-directory wait endpoints
@@ -56,6 +61,20 @@ deps:
 # ports fails before anything starts when a port the stack publishes is taken.
 ports:
 	@docker/preflight.sh ports
+
+# secrets writes 32 random bytes (hex) per key from /dev/urandom, readable by the
+# owner only. Delete the file and run make again to change the keys.
+secrets: $(SECRETS_FILE)
+	@:
+
+$(SECRETS_FILE):
+	@echo "==> $@ (new random API keys for the runtimes)"
+	@umask 077; { \
+		echo "# API keys of the data runtimes, made by make secrets; keep them out of git."; \
+		for v in $(SECRET_VARS); do \
+			echo "$$v=$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"; \
+		done; \
+	} > $@.tmp && mv $@.tmp $@
 
 ## Binaries ------------------------------------------------------------------
 
@@ -149,7 +168,7 @@ endpoints:
 	echo "  curl localhost:$${API_PORT:-9999}/ranking-accelerated     # from the accelerated runtime"; \
 	echo "  curl localhost:$${API_PORT:-9999}/ranking-materialized    # from the materialized runtime"; \
 	echo "  curl -X POST localhost:$${API_PORT:-9999}/orders          # a random order"; \
-	echo "Runtimes (Spice HTTP API / Flight SQL / metrics):"; \
+	echo "Runtimes (Spice HTTP API / Flight SQL / metrics; HTTP and Flight need the API keys of $(SECRETS_FILE)):"; \
 	echo "  accelerated   http://127.0.0.1:$${ACCELERATED_HTTP_PORT:-8090}  grpc://127.0.0.1:$${ACCELERATED_FLIGHT_PORT:-50051}  http://127.0.0.1:$${ACCELERATED_METRICS_PORT:-9090}/metrics"; \
 	echo "  materialized  http://127.0.0.1:$${MATERIALIZED_HTTP_PORT:-8091}  grpc://127.0.0.1:$${MATERIALIZED_FLIGHT_PORT:-50052}  http://127.0.0.1:$${MATERIALIZED_METRICS_PORT:-9091}/metrics"; \
 	echo "Postgres: postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres"; \
@@ -183,7 +202,7 @@ clean:
 # test: the compose stack from scratch on free ports, orders in, all three rankings
 # equal to Postgres, a quick benchmark run against it, everything torn down.
 test: export TESTCONTAINERS_RYUK_DISABLED = true
-test: build images
+test: secrets build images
 	$(GO) test -tags '$(TEST_TAGS)' -count=1 ./...
 	COMPOSE='$(COMPOSE)' $(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/e2e/
 
