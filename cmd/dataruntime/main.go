@@ -7,6 +7,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -76,7 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&cfg.MinPositionTimeout, "min-position-timeout", engine.DefaultMinPositionTimeout, "how long a query waits for the position a reader asks for with Spice-Min-Position")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: dataruntime [flags]
-       dataruntime healthcheck [--url http://127.0.0.1:8090/v1/ready]
+       dataruntime healthcheck [--url http://127.0.0.1:8090/v1/ready] [--ca-file ca.pem]
        dataruntime drop-slots [--spicepod spicepod.yaml] [--instance-id ID]
 
 Serves one spicepod: accelerates its datasets in embedded DuckDB and answers
@@ -117,10 +119,20 @@ func healthcheck(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	url := fs.String("url", "http://127.0.0.1:8090/v1/ready", "URL that must answer 200")
+	caFile := fs.String("ca-file", "", "PEM file of the CA that signs an https URL's certificate (default: the system's roots)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	client := http.Client{Timeout: 3 * time.Second}
+	if *caFile != "" {
+		pem, err := os.ReadFile(*caFile)
+		pool := x509.NewCertPool()
+		if err != nil || !pool.AppendCertsFromPEM(pem) {
+			fmt.Fprintf(stderr, "healthcheck: --ca-file %s: no PEM certificate could be read (%v)\n", *caFile, err)
+			return 2
+		}
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	}
 	resp, err := client.Get(*url)
 	if err != nil {
 		fmt.Fprintln(stderr, "healthcheck:", err)

@@ -72,6 +72,13 @@ datasets:
 		code, _ := do(http.MethodGet, "/v1/ready", "")
 		return code == http.StatusOK
 	})
+	var stderr strings.Builder
+	if code := healthcheck([]string{"--url", "https://" + b.HTTP.Addr() + "/v1/ready", "--ca-file", certs.CAFile}, &stderr); code != 0 {
+		t.Errorf("healthcheck over TLS with the CA = %d (%s), want 0", code, stderr.String())
+	}
+	if code := healthcheck([]string{"--url", "https://" + b.HTTP.Addr() + "/v1/ready"}, &stderr); code == 0 {
+		t.Error("healthcheck over TLS without the CA = 0, want a failure")
+	}
 	if code, body := do(http.MethodPost, "/v1/sql", "key-of-b"); code != http.StatusOK || !strings.Contains(body, "nintendo") {
 		t.Errorf("B with its key: %d %q, want 200 with A's row", code, body)
 	}
