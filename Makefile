@@ -43,7 +43,7 @@ SERVICES := postgres accelerated materialized api
 SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
-.PHONY: up secrets deps ports build images postgres-image runtime-image api-image image-context \
+.PHONY: up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
 	wait endpoints down clean logs test bench bench-quick
 
 up: ports secrets build images
@@ -193,6 +193,19 @@ clean:
 	done
 	@docker image prune -f --filter label=org.cqrs-spice.image >/dev/null
 	@rm -rf bin
+
+## Kubernetes ----------------------------------------------------------------
+
+# k8s-secrets writes the example overlay's secrets.env (git-ignored) with random
+# values, once; an existing file is kept.
+K8S_SECRETS := deploy/kubernetes/overlays/example/secrets.env
+k8s-secrets:
+	@if [ -f $(K8S_SECRETS) ]; then echo "$(K8S_SECRETS) exists: kept"; else \
+		umask 077; { \
+			echo "POSTGRES_PASSWORD=$$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')"; \
+			echo "ACCELERATED_API_KEY=$$(head -c 24 /dev/urandom | base64 | tr '+/' '-_')"; \
+			echo "MATERIALIZED_API_KEY=$$(head -c 24 /dev/urandom | base64 | tr '+/' '-_')"; \
+		} > $(K8S_SECRETS); echo "wrote $(K8S_SECRETS)"; fi
 
 ## Tests ---------------------------------------------------------------------
 
