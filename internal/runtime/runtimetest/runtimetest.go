@@ -1,20 +1,19 @@
 //go:build duckdb_arrow
 
-// Package runtimetest gives tests of the Flight server and the connectors that
-// chain runtimes a real engine to serve: in-memory DuckDB, datasets fed by Source
-// (fixed Arrow records at a fixed position), views from a spicepod, and a Flight
-// server on a free local port.
+// Package runtimetest gives tests of the engine, the HTTP and Flight servers and
+// the connectors that chain runtimes a real engine without Docker: in-memory
+// DuckDB, datasets fed by Source (fixed Arrow records at a position, which can
+// fail or hold scans on demand), views from a spicepod, and a Flight server on a
+// free local port.
 package runtimetest
 
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
@@ -65,120 +64,6 @@ views:
       select name, count from products left join a on products.id = a.id
       order by count desc nulls last, name limit 5
 `
-
-// Source is an engine.Source that serves fixed rows at a fixed position, both
-// replaced with Set. A Source with an error set fails every scan.
-type Source struct {
-	mem    memory.Allocator
-	schema *arrow.Schema
-
-	mu    sync.Mutex
-	rec   arrow.RecordBatch
-	pos   position.LSN
-	err   error
-	scans int
-}
-
-var _ engine.Source = (*Source)(nil)
-
-// NewSource returns a source of rows of schema, allocated from mem; it holds no
-// rows until Set. Its memory is released at the end of the test.
-func NewSource(tb testing.TB, mem memory.Allocator, schema *arrow.Schema) *Source {
-	s := &Source{mem: mem, schema: schema}
-	tb.Cleanup(s.Close)
-	return s
-}
-
-// Set replaces the rows and the position. Values are int (for integer columns),
-// string, float64, bool or nil.
-func (s *Source) Set(tb testing.TB, pos position.LSN, rows ...[]any) {
-	tb.Helper()
-	b := array.NewRecordBuilder(s.mem, s.schema)
-	defer b.Release()
-	for _, row := range rows {
-		for i, v := range row {
-			if err := appendValue(b.Field(i), v); err != nil {
-				tb.Fatalf("row %v column %s: %v", row, s.schema.Field(i).Name, err)
-			}
-		}
-	}
-	rec := b.NewRecordBatch()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rec != nil {
-		s.rec.Release()
-	}
-	s.rec, s.pos = rec, pos
-}
-
-// Fail makes every scan fail with err (nil: succeed again).
-func (s *Source) Fail(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.err = err
-}
-
-// Scans returns how many scans ran.
-func (s *Source) Scans() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.scans
-}
-
-func appendValue(b array.Builder, v any) error {
-	if v == nil {
-		b.AppendNull()
-		return nil
-	}
-	switch b := b.(type) {
-	case *array.Int32Builder:
-		b.Append(int32(v.(int)))
-	case *array.Int64Builder:
-		b.Append(int64(v.(int)))
-	case *array.StringBuilder:
-		b.Append(v.(string))
-	case *array.Float64Builder:
-		b.Append(v.(float64))
-	case *array.BooleanBuilder:
-		b.Append(v.(bool))
-	default:
-		return fmt.Errorf("builder %T not supported", b)
-	}
-	return nil
-}
-
-// Scan serves the rows set last.
-func (s *Source) Scan(ctx context.Context, _ engine.ScanRequest, fn func(engine.Snapshot) error) error {
-	s.mu.Lock()
-	s.scans++
-	if s.err != nil {
-		err := s.err
-		s.mu.Unlock()
-		return err
-	}
-	var recs []arrow.RecordBatch
-	if s.rec != nil {
-		recs = append(recs, s.rec)
-	}
-	rd, err := array.NewRecordReader(s.schema, recs) // retains the record
-	pos := s.pos
-	s.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	defer rd.Release()
-	return fn(engine.Snapshot{Reader: rd, Position: pos})
-}
-
-// Close releases the rows.
-func (s *Source) Close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rec != nil {
-		s.rec.Release()
-		s.rec = nil
-	}
-}
 
 // NewEngine opens an engine over in-memory DuckDB running the spicepod pod, whose
 // datasets read from sources by name (nil for datasets without one). configure,
