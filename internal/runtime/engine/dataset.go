@@ -423,6 +423,10 @@ func (e *Engine) StatusOf(ctx context.Context, name string) (Status, error) {
 		if d.spec.Acceleration != nil {
 			st.RefreshMode = string(d.spec.Acceleration.RefreshMode)
 		}
+		if !st.Accelerated && d.src != nil {
+			// Every query reads the source: there is nothing to load or wait for.
+			st.State, st.Ready, st.Fresh = StateReady, true, true
+		}
 		setTimes(&st, d.lastRefresh, d.lastErr, d.lastErrAt)
 	} else if v, ok := e.views[name]; ok {
 		st = Status{Name: v.name, Kind: "view", Accelerated: v.accelerated(), State: v.state,

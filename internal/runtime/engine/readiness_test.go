@@ -116,3 +116,28 @@ datasets:
 		t.Fatalf("status after recovery = state %s, last error %q, rows %d; want ready, none, 3", st.State, st.LastError, st.Rows)
 	}
 }
+
+// TestStatusWithoutAcceleration: a dataset without acceleration reads its source
+// on every query, so it is ready from the start; its status must not say it is
+// still initializing (it used to, forever).
+func TestStatusWithoutAcceleration(t *testing.T) {
+	mem := checkedMem(t)
+	products, _ := runtimetest.RecipeSources(t, mem, 100)
+	e := runtimetest.NewEngine(t, `version: v1
+kind: Spicepod
+name: federated
+datasets:
+  - from: test:products
+    name: products
+`, map[string]engine.Source{"products": products}, nil)
+	if !e.Ready() {
+		t.Fatal("Ready() = false with only a dataset without acceleration")
+	}
+	st := status(t, e, "products")
+	if !st.Ready || st.State != engine.StateReady || st.Accelerated {
+		t.Fatalf("status = ready %v, state %s, accelerated %v; want ready, ready, not accelerated", st.Ready, st.State, st.Accelerated)
+	}
+	if got, _ := mustQuery(t, e, "SELECT id, name FROM products ORDER BY id"); !equal(got, threeProducts) {
+		t.Fatalf("products = %q, want the source's %q", got, threeProducts)
+	}
+}
