@@ -55,6 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	<-ctx.Done()
+	m.Drain(cfg.Drain)
 	logger.Info("shutting down")
 	if err := m.Close(); err != nil {
 		logger.Error("shutdown", "err", err)
@@ -72,14 +73,16 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.FlightAddr, "flight", "127.0.0.1:50051", "address of Arrow Flight and Flight SQL")
 	fs.StringVar(&cfg.MetricsAddr, "metrics", "", "address of Prometheus /metrics (off unless given; 9090 by convention)")
 	fs.StringVar(&cfg.DataDir, "data-dir", ".spice/data", "directory of the DuckDB file for datasets with acceleration mode: file")
-	fs.StringVar(&cfg.InstanceID, "instance-id", envOr("SPICE_INSTANCE_ID", ""), "names this instance's replication slot; keep it stable across restarts (replicas of one spicepod need distinct ids)")
+	fs.StringVar(&cfg.InstanceID, "instance-id", envOr("SPICE_INSTANCE_ID", ""), "names this instance's replication slot; keep it stable across restarts (replicas of one spicepod need distinct ids); \"auto\" derives it from the container's compose name (see README)")
 	fs.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&cfg.DuckDBThreads, "duckdb-threads", duckdb.DefaultThreads(), "DuckDB threads (default half the cores: many small queries run side by side, each on its own connection)")
+	fs.DurationVar(&cfg.Drain, "drain", DefaultDrain, "on SIGTERM, how long to keep answering while gRPC health reports NOT_SERVING, so balancers stop sending first (0: stop at once)")
 	fs.DurationVar(&cfg.MinPositionTimeout, "min-position-timeout", engine.DefaultMinPositionTimeout, "how long a query waits for the position a reader asks for with Spice-Min-Position")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: dataruntime [flags]
        dataruntime healthcheck [--url http://127.0.0.1:8090/v1/ready] [--ca-file ca.pem]
        dataruntime drop-slots [--spicepod spicepod.yaml] [--instance-id ID]
+       dataruntime drop-slots --inactive [--spicepod spicepod.yaml] [--settle 10s]
 
 Serves one spicepod: accelerates its datasets in embedded DuckDB and answers
 Arrow Flight SQL, plain Flight and the Spice HTTP API.

@@ -47,6 +47,9 @@ type Config struct {
 	MinPositionTimeout time.Duration
 	// DuckDBThreads is DuckDB's thread count; 0 means duckdb.DefaultThreads().
 	DuckDBThreads int
+	// Drain is how long the runtime keeps answering after SIGTERM while its
+	// gRPC health says NOT_SERVING, so balancers move away first (see Main.Drain).
+	Drain time.Duration
 }
 
 // Main is the composition root: the only place that knows every implementation.
@@ -97,7 +100,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.addDatasets(ctx); err != nil {
 		return err
 	}
-	if err := m.addFeeds(); err != nil {
+	if err := m.addFeeds(ctx); err != nil {
 		return err
 	}
 	for _, v := range pod.Views {
@@ -204,8 +207,12 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 
 // addFeeds starts one logical replication feed per source database of the
 // refresh_mode: changes datasets.
-func (m *Main) addFeeds() error {
-	cfgs, err := cdc.Configs(m.Pod.Name, m.Config.InstanceID, m.Pod.Datasets)
+func (m *Main) addFeeds(ctx context.Context) error {
+	instance, err := resolveInstance(ctx, m.Config.InstanceID, m.Logger)
+	if err != nil {
+		return err
+	}
+	cfgs, err := cdc.Configs(m.Pod.Name, instance, m.Pod.Datasets)
 	if err != nil {
 		return err
 	}
@@ -239,6 +246,7 @@ func (m *Main) openServers() error {
 	if tlsConfig != nil {
 		m.Flight.GRPCOptions = append(m.Flight.GRPCOptions, grpc.Creds(credentials.NewTLS(tlsConfig)))
 	}
+	m.Flight.Ready = m.Engine.Ready
 	if err := m.Flight.Open(); err != nil {
 		return err
 	}
@@ -320,6 +328,8 @@ func dropSlots(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	path := fs.String("spicepod", "spicepod.yaml", "the spicepod whose slots to drop")
 	instance := fs.String("instance-id", envOr("SPICE_INSTANCE_ID", ""), "the instance id the runtime ran with")
+	inactive := fs.Bool("inactive", false, "instead, drop every slot of this spicepod's replicas (spice_<pod>_*) that no runtime streams from")
+	settle := fs.Duration("settle", cdc.DefaultSettle, "with --inactive: a slot must stay inactive this long to be dropped")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -336,6 +346,9 @@ func dropSlots(ctx context.Context, args []string, stderr io.Writer) int {
 	if len(cfgs) == 0 {
 		fmt.Fprintln(stderr, "drop-slots: no dataset of this spicepod uses refresh_mode: changes; nothing to drop")
 		return 0
+	}
+	if *inactive {
+		return dropInactive(ctx, pod.Name, cfgs, *settle, stderr)
 	}
 	code := 0
 	for _, c := range cfgs {

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
@@ -84,6 +85,10 @@ type Server struct {
 	GRPCOptions []grpc.ServerOption
 	// APIKeys, when not empty, are required on every call (see auth.go).
 	APIKeys []string
+	// Ready says whether the runtime is ready to answer (every dataset loaded);
+	// grpc.health.v1 on the Flight port reports SERVING only while it holds and
+	// until Drain. Nil means always ready.
+	Ready func() bool
 
 	engine Engine
 	addr   string
@@ -95,6 +100,7 @@ type Server struct {
 	grpc     *grpc.Server
 	tickets  *tickets
 	prepared *preparedStore
+	health   *healthService
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -163,9 +169,11 @@ func (s *Server) Open() error {
 		s:            s,
 		sql:          sql,
 	})
+	hs := s.openHealth(s.ctx)
+	healthpb.RegisterHealthServer(gs, healthServer{Server: hs.srv, done: s.ctx})
 
 	s.mu.Lock()
-	s.lis, s.grpc = lis, gs
+	s.lis, s.grpc, s.health = lis, gs, hs
 	s.mu.Unlock()
 	s.wg.Add(2)
 	go func() {
