@@ -22,6 +22,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/app/api"
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
+	"github.com/cqrs-spice/cqrs/internal/app/replicas"
 )
 
 func main() {
@@ -81,6 +82,8 @@ var (
 	_ api.OrderStore    = (*orders.Store)(nil)
 	_ api.RankingReader = (*orders.Store)(nil)
 	_ api.RankingReader = (*ranking.Flight)(nil)
+	_ api.RankingReader = (*replicas.Pool)(nil)
+	_ replicas.Reader   = (*ranking.Flight)(nil)
 )
 
 // Main is the api process: the one place that knows every implementation and
@@ -93,8 +96,8 @@ type Main struct {
 	ReadPool     *pgxpool.Pool // GET /ranking
 	Orders       *orders.Store // on WritePool
 	Postgres     *orders.Store // on ReadPool
-	Accelerated  *ranking.Flight
-	Materialized *ranking.Flight
+	Accelerated  *replicas.Pool
+	Materialized *replicas.Pool
 	Server       *api.Server
 
 	debug *http.Server
@@ -132,15 +135,12 @@ func (m *Main) Run(ctx context.Context) error {
 		st.AcquireTimeout, st.QueryTimeout = cfg.AcquireTimeout, cfg.QueryTimeout
 	}
 
-	m.Accelerated = ranking.NewFlight("accelerated runtime", cfg.AcceleratedAddr, ranking.AcceleratedQuery)
-	m.Materialized = ranking.NewFlight("materialized runtime", cfg.MaterializedAddr, ranking.MaterializedQuery)
-	m.Accelerated.APIKey, m.Materialized.APIKey = cfg.AcceleratedAPIKey, cfg.MaterializedAPIKey
-	for _, f := range []*ranking.Flight{m.Accelerated, m.Materialized} {
-		f.Timeout = cfg.RuntimeTimeout
-		f.Protocol = cfg.RuntimeProtocol
-		if err := f.Open(); err != nil {
-			return err
-		}
+	// Each runtime is a pool of its replicas (runtimes.go).
+	if m.Accelerated, err = m.openRuntime("accelerated runtime", cfg.AcceleratedAddr, cfg.AcceleratedAPIKey, ranking.AcceleratedQuery); err != nil {
+		return err
+	}
+	if m.Materialized, err = m.openRuntime("materialized runtime", cfg.MaterializedAddr, cfg.MaterializedAPIKey, ranking.MaterializedQuery); err != nil {
+		return err
 	}
 
 	m.Server = api.NewServer(m.Orders, m.Postgres, m.Accelerated, m.Materialized)
@@ -188,7 +188,7 @@ func (m *Main) Close() error {
 	if m.debug != nil {
 		errs = append(errs, m.debug.Close())
 	}
-	for _, f := range []*ranking.Flight{m.Accelerated, m.Materialized} {
+	for _, f := range []*replicas.Pool{m.Accelerated, m.Materialized} {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}

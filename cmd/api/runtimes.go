@@ -1,0 +1,27 @@
+package main
+
+import (
+	"github.com/cqrs-spice/cqrs/internal/app/ranking"
+	"github.com/cqrs-spice/cqrs/internal/app/replicas"
+)
+
+// openRuntime opens the pool of a runtime service's replicas: addr's host is
+// resolved every second (a compose service name or a Kubernetes headless
+// Service resolves to every replica; a single runtime is a pool of one), and each
+// replica is read by its own ranking.Flight, configured here, which sends key
+// (when set) on every call.
+func (m *Main) openRuntime(name, addr, key, query string) (*replicas.Pool, error) {
+	cfg := m.Config
+	p := replicas.NewPool(name, addr, func(replica string) (replicas.Reader, error) {
+		f := ranking.NewFlight(name, replica, query)
+		f.Timeout = cfg.RuntimeTimeout
+		f.Protocol = cfg.RuntimeProtocol
+		f.APIKey = key
+		return f, f.Open()
+	})
+	p.Logger = m.Logger
+	if err := p.Open(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
