@@ -8,6 +8,8 @@
 #   make test       the test suite (needs Docker for Postgres)
 #   make deps       install missing host packages (root + apt), else name the command
 #   make logs       the stack's recent logs (FOLLOW=1 to follow)
+#   make scale      change the runtimes' replica counts on the running stack
+#   make drop-stale-slots  drop the replication slots of accelerated replicas that are gone
 #   make down       stop the stack, keep Postgres's data
 #   make clean      remove containers, volumes, our images and bin/
 
@@ -35,6 +37,33 @@ export DOCKER_BUILDKIT ?= 0
 RUNTIME_TAGS ?= duckdb_arrow netgo osusergo
 RUNTIME_LDFLAGS ?= -s -w -linkmode external -extldflags "-static"
 TEST_TAGS ?= duckdb_arrow
+# Replicas of each runtime service (make up ... MATERIALIZED_REPLICAS=3). A service
+# of one replica publishes its fixed host ports (ACCELERATED_HTTP_PORT 8090 ...); a
+# scaled one publishes each replica's ports on free loopback ports instead
+# (`make endpoints` lists them): docker-compose.yml publishes fixed ports only
+# for the variables that are set and not empty.
+ACCELERATED_REPLICAS ?= 1
+MATERIALIZED_REPLICAS ?= 1
+ifeq ($(ACCELERATED_REPLICAS),1)
+export ACCELERATED_HTTP_PORT ?= 8090
+export ACCELERATED_FLIGHT_PORT ?= 50051
+export ACCELERATED_METRICS_PORT ?= 9090
+else
+export ACCELERATED_HTTP_PORT :=
+export ACCELERATED_FLIGHT_PORT :=
+export ACCELERATED_METRICS_PORT :=
+endif
+ifeq ($(MATERIALIZED_REPLICAS),1)
+export MATERIALIZED_HTTP_PORT ?= 8091
+export MATERIALIZED_FLIGHT_PORT ?= 50052
+export MATERIALIZED_METRICS_PORT ?= 9091
+else
+export MATERIALIZED_HTTP_PORT :=
+export MATERIALIZED_FLIGHT_PORT :=
+export MATERIALIZED_METRICS_PORT :=
+endif
+SCALE = --scale accelerated=$(ACCELERATED_REPLICAS) --scale materialized=$(MATERIALIZED_REPLICAS)
+
 # Seconds `make up` waits for every service to be healthy.
 WAIT_TIMEOUT ?= 300
 SERVICES := postgres accelerated materialized api
@@ -44,12 +73,28 @@ SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
 .PHONY: up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
-	wait endpoints down clean logs test bench bench-quick
+	wait endpoints down clean logs test bench bench-quick scale drop-stale-slots
 
 up: ports secrets build images
 	@echo "==> $(COMPOSE) up -d"
-	@$(COMPOSE) up -d --remove-orphans || { $(COMPOSE) logs --tail=100; exit 1; }
+	@$(COMPOSE) up -d --remove-orphans $(SCALE) || { $(COMPOSE) logs --tail=100; exit 1; }
 	@$(MAKE) --no-print-directory wait endpoints
+
+# scale sets the replica counts on the running stack without building anything:
+#   make scale MATERIALIZED_REPLICAS=3
+# Replicas that go get SIGTERM and drain first (see README, Replicas). Scaling a
+# service between one and more replicas re-creates it (its host ports change).
+scale:
+	@echo "==> $(COMPOSE) up -d --no-deps $(SCALE) accelerated materialized"
+	@$(COMPOSE) up -d --no-deps $(SCALE) accelerated materialized
+	@$(MAKE) --no-print-directory wait
+
+# drop-stale-slots drops the replication slots (and publications) of accelerated
+# replicas that are gone: those named for the spicepod's replicas that stay
+# inactive for 10 s. A live replica's slot is active and is never dropped.
+drop-stale-slots:
+	@$(COMPOSE) run --rm --no-deps -T accelerated drop-slots --inactive \
+		--spicepod /spicepods/accelerated/spicepod.yaml
 
 ## Host checks ---------------------------------------------------------------
 
@@ -140,15 +185,17 @@ wait:
 	while :; do \
 		line=""; ok=1; failed=""; \
 		for s in $(SERVICES); do \
-			id=$$(docker ps -aq --filter label=com.docker.compose.project=$(COMPOSE_PROJECT_NAME) \
-				--filter label=com.docker.compose.service=$$s | head -n 1); \
+			ids=$$(docker ps -aq --filter label=com.docker.compose.project=$(COMPOSE_PROJECT_NAME) \
+				--filter label=com.docker.compose.service=$$s); \
+			for id in $${ids:-none}; do \
 			st=missing; restarts=0; \
-			if [ -n "$$id" ]; then \
+			if [ "$$id" != none ]; then \
 				read -r st restarts < <(docker inspect -f '{{if eq .State.Status "running"}}{{if .State.Health}}{{.State.Health.Status}}{{else}}running{{end}}{{else}}{{.State.Status}}{{end}} {{.RestartCount}}' $$id 2>/dev/null || echo missing 0); \
 			fi; \
 			line="$$line $$s=$$st"; [ "$$restarts" = 0 ] || line="$$line(restarts:$$restarts)"; \
 			case $$st in healthy|running) ;; exited|dead|unhealthy) ok=0; failed="$$failed $$s";; *) ok=0;; esac; \
 			if [ "$$restarts" -ge 3 ]; then failed="$$failed $$s"; fi; \
+			done; \
 		done; \
 		echo "   $$(date +%T)$$line"; \
 		if [ $$ok = 1 ]; then break; fi; \
@@ -169,8 +216,16 @@ endpoints:
 	echo "  curl localhost:$${API_PORT:-9999}/ranking-materialized    # from the materialized runtime"; \
 	echo "  curl -X POST localhost:$${API_PORT:-9999}/orders          # a random order"; \
 	echo "Runtimes (Spice HTTP API / Flight SQL / metrics; HTTP and Flight need the API keys of $(SECRETS_FILE)):"; \
-	echo "  accelerated   http://127.0.0.1:$${ACCELERATED_HTTP_PORT:-8090}  grpc://127.0.0.1:$${ACCELERATED_FLIGHT_PORT:-50051}  http://127.0.0.1:$${ACCELERATED_METRICS_PORT:-9090}/metrics"; \
-	echo "  materialized  http://127.0.0.1:$${MATERIALIZED_HTTP_PORT:-8091}  grpc://127.0.0.1:$${MATERIALIZED_FLIGHT_PORT:-50052}  http://127.0.0.1:$${MATERIALIZED_METRICS_PORT:-9091}/metrics"; \
+	for s in accelerated materialized; do \
+		for i in $$(docker ps --filter label=com.docker.compose.project=$(COMPOSE_PROJECT_NAME) \
+			--filter label=com.docker.compose.service=$$s \
+			--format '{{.Label "com.docker.compose.container-number"}}' | sort -n); do \
+			h=$$($(COMPOSE) port --index=$$i $$s 8090 2>/dev/null || true); \
+			f=$$($(COMPOSE) port --index=$$i $$s 50051 2>/dev/null || true); \
+			m=$$($(COMPOSE) port --index=$$i $$s 9090 2>/dev/null || true); \
+			printf '  %-13s http://%s  grpc://%s  http://%s/metrics\n' "$$s#$$i" "$$h" "$$f" "$$m"; \
+		done; \
+	done; \
 	echo "Postgres: postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres"; \
 	echo "make logs | make down | make clean"
 
@@ -226,8 +281,10 @@ test: secrets build images
 # --materialized-http; they duplicate the api's hops and double the read load.)
 BENCH_ENDPOINTS = --url http://127.0.0.1:$${API_PORT:-9999} \
 	--postgres-url "postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?sslmode=disable" \
-	--accelerated-metrics http://127.0.0.1:$${ACCELERATED_METRICS_PORT:-9090}/metrics \
-	--materialized-metrics http://127.0.0.1:$${MATERIALIZED_METRICS_PORT:-9091}/metrics
+	--accelerated-metrics http://$$(metrics_addr accelerated $${ACCELERATED_METRICS_PORT-9090})/metrics \
+	--materialized-metrics http://$$(metrics_addr materialized $${MATERIALIZED_METRICS_PORT-9091})/metrics
+# A scaled runtime has no fixed port: bench reads the metrics of its first replica.
+BENCH_SHELL_FUNCS = metrics_addr() { if [ -n "$$2" ]; then echo "127.0.0.1:$$2"; else $(COMPOSE) port "$$1" 9090; fi; };
 # 100 connections, 6 s per scenario in 6 interleaved rounds, open loop at 200 and
 # 1000 req/s, 100 writes/s, at 10k, 100k and 1M orders (about 15 minutes).
 BENCH_ARGS ?= -c 100 -z 6s --rounds 6 --rate 200,1000 --duration 3s --write-rate 100 --scale 10k,100k,1M
@@ -235,7 +292,7 @@ BENCH_ARGS ?= -c 100 -z 6s --rounds 6 --rate 200,1000 --duration 3s --write-rate
 # make bench brings the stack up when the api does not answer, then measures.
 bench:
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
-	$(GO) run ./cmd/bench $(BENCH_ENDPOINTS) $(BENCH_ARGS)
+	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench $(BENCH_ENDPOINTS) $(BENCH_ARGS)
 
 # About a minute, on the data as it is: a smoke run.
 bench-quick:

@@ -66,6 +66,8 @@ ports() {
 		ACCELERATED_HTTP_PORT:8090 ACCELERATED_FLIGHT_PORT:50051 ACCELERATED_METRICS_PORT:9090 \
 		MATERIALIZED_HTTP_PORT:8091 MATERIALIZED_FLIGHT_PORT:50052 MATERIALIZED_METRICS_PORT:9091; do
 		var=${spec%%:*}
+		# Set but empty: a scaled runtime, on free ports (see the Makefile).
+		[ "${!var+set}" = set ] && [ -z "${!var}" ] && continue
 		port=${!var:-${spec#*:}}
 		listening "$port" || continue
 		grep -qE "(^|[ ,:])$port->" <<<"$ours" && continue
