@@ -142,7 +142,7 @@ func dropInactive(ctx context.Context, pod string, cfgs []cdc.Config, settle tim
 		fmt.Fprintf(stderr, "looking for slots %s* on %s/%s that stay inactive for %s\n", prefix, cc.Host, cc.Database, settle)
 		dropped, err := cdc.DropInactive(ctx, c.Postgres, prefix, settle)
 		for _, name := range dropped {
-			fmt.Fprintf(stderr, "dropped slot %s and publication %s\n", name, name)
+			fmt.Fprintf(stderr, "dropped %s\n", name)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "drop-slots: %v\n", err)

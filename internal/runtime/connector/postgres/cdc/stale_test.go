@@ -29,6 +29,8 @@ func TestDropInactive(t *testing.T) {
 			"SELECT pg_create_logical_replication_slot('"+s+"', 'pgoutput')",
 			"CREATE PUBLICATION "+s+" FOR ALL TABLES")
 	}
+	lone := prefix + "lone" // a publication whose slot a clean shutdown dropped
+	mustExec(t, dsn, "CREATE PUBLICATION "+lone+" FOR ALL TABLES")
 
 	// A replica streaming from live.
 	cc, err := pgconn.ParseConfig(dsn)
@@ -58,7 +60,7 @@ func TestDropInactive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := dropped, []string{gone}; !slices.Equal(got, want) {
+	if got, want := dropped, []string{gone, lone}; !slices.Equal(got, want) {
 		t.Fatalf("dropped=%v, want %v", got, want)
 	}
 	if got, want := pgRows(t, dsn, "SELECT slot_name FROM pg_replication_slots WHERE database = current_database() ORDER BY 1"),
