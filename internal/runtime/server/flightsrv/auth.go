@@ -88,17 +88,24 @@ func decodeBasic(cred string) (user, password string, ok bool) {
 	return strings.Cut(string(b), ":")
 }
 
+// healthPrefix is gRPC health checking's service: open without credentials, as
+// /health and /v1/ready are on HTTP, so probes and the api's balancer need no key.
+// It tells only whether the runtime serves.
+const healthPrefix = "/grpc.health.v1.Health/"
+
 // authUnary and authStream refuse calls without valid credentials, except
-// Handshake, which checks its own.
-func (s *Server) authUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if err := s.authenticate(ctx); err != nil {
-		return nil, err
+// Handshake, which checks its own, and health checks.
+func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if !strings.HasPrefix(info.FullMethod, healthPrefix) {
+		if err := s.authenticate(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return handler(ctx, req)
 }
 
 func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if methodName(info.FullMethod) != "Handshake" {
+	if methodName(info.FullMethod) != "Handshake" && !strings.HasPrefix(info.FullMethod, healthPrefix) {
 		if err := s.authenticate(ss.Context()); err != nil {
 			return err
 		}

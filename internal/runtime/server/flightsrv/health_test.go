@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
@@ -71,5 +73,35 @@ func TestHealth(t *testing.T) {
 	runtimetest.StopServer(t, r.srv) // fails the test if the open Watch holds it up
 	if _, err := w.Recv(); err == nil {
 		t.Fatal("watch goes on after Close")
+	}
+}
+
+// TestHealthNeedsNoKey: with API keys on, health checks (Check and Watch) answer
+// without credentials, as /health does on HTTP; a query without them does not.
+func TestHealthNeedsNoKey(t *testing.T) {
+	r := newRecipe(t, nil, withKeys(testKey))
+	conn, err := grpc.NewClient(r.srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	hc := healthpb.NewHealthClient(conn)
+	ctx := testContext(t)
+	resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatalf("check without a key: %v", err)
+	}
+	if got, want := resp.GetStatus(), healthpb.HealthCheckResponse_SERVING; got != want {
+		t.Fatalf("status=%s, want %s", got, want)
+	}
+	w, err := hc.Watch(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Recv(); err != nil {
+		t.Fatalf("watch without a key: %v", err)
+	}
+	if _, err := queryRankings(ctx, newPlainClient(t, r.srv)); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("query without a key: %v, want Unauthenticated", err)
 	}
 }
