@@ -16,6 +16,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/bench"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 func TestParseFlags_Quick(t *testing.T) {
@@ -99,11 +100,11 @@ func fakeAPI(tb testing.TB) string {
 	lsn.Store(0x100)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
-			w.Header().Set(position.HeaderPosition, position.LSN(lsn.Add(1)).String())
+			w.Header().Set(wire.HeaderPosition, position.LSN(lsn.Add(1)).String())
 			w.WriteHeader(http.StatusCreated)
 			return
 		}
-		w.Header().Set(position.HeaderPosition, position.LSN(lsn.Load()).String())
+		w.Header().Set(wire.HeaderPosition, position.LSN(lsn.Load()).String())
 		_, _ = w.Write([]byte("ok\n"))
 	}))
 	tb.Cleanup(srv.Close)

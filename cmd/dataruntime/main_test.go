@@ -19,6 +19,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/pgtest"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 var pg *pgtest.Postgres
@@ -180,7 +181,7 @@ func (r *runtime) query(tb testing.TB, sql string, min position.LSN, headers ...
 	tb.Helper()
 	req, _ := http.NewRequest(http.MethodPost, r.url+"/v1/sql", strings.NewReader(sql))
 	if min != 0 {
-		req.Header.Set(position.HeaderMinPosition, min.String())
+		req.Header.Set(wire.HeaderMinPosition, min.String())
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
@@ -192,7 +193,7 @@ func (r *runtime) query(tb testing.TB, sql string, min position.LSN, headers ...
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	a := sqlAnswer{code: resp.StatusCode, body: string(body), cache: resp.Header.Get("Results-Cache-Status")}
-	if v := resp.Header.Get(position.HeaderPosition); v != "" {
+	if v := resp.Header.Get(wire.HeaderPosition); v != "" {
 		a.position, _ = position.Parse(v)
 	}
 	return a

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // DefaultFailoverWindow is how long after each event its own latencies are
@@ -114,7 +115,7 @@ func RunFailover(ctx context.Context, c *Client, cfg FailoverConfig) FailoverRes
 					}
 					return
 				}
-				pos, err := position.Parse(hdr.Get(position.HeaderPosition))
+				pos, err := position.Parse(hdr.Get(wire.HeaderPosition))
 				if err == nil {
 					r.read(ctx, pos)
 				}
@@ -151,7 +152,7 @@ func RunFailover(ctx context.Context, c *Client, cfg FailoverConfig) FailoverRes
 func (r *failoverRun) read(ctx context.Context, minPos position.LSN) position.LSN {
 	var hdr http.Header
 	if !minPos.IsZero() {
-		hdr = http.Header{position.HeaderMinPosition: {minPos.String()}}
+		hdr = http.Header{wire.HeaderMinPosition: {minPos.String()}}
 	}
 	began := time.Since(r.start)
 	s, h := r.c.Do(ctx, http.MethodGet, r.cfg.Path, hdr, nil)
@@ -167,7 +168,7 @@ func (r *failoverRun) read(ctx context.Context, minPos position.LSN) position.LS
 	if s.Status/100 != 2 {
 		return minPos
 	}
-	got, err := position.Parse(h.Get(position.HeaderPosition))
+	got, err := position.Parse(h.Get(wire.HeaderPosition))
 	if err != nil {
 		return minPos
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/bench"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // fakeReplicas is the api at the HTTP edge: writes are at 0/20; reads answer at
@@ -17,15 +18,15 @@ import (
 func fakeReplicas(honest bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
-			w.Header().Set(position.HeaderPosition, "0/20")
+			w.Header().Set(wire.HeaderPosition, "0/20")
 			w.WriteHeader(http.StatusCreated)
 			return
 		}
 		pos := position.LSN(0x10)
-		if m, err := position.Parse(r.Header.Get(position.HeaderMinPosition)); err == nil && honest && m > pos {
+		if m, err := position.Parse(r.Header.Get(wire.HeaderMinPosition)); err == nil && honest && m > pos {
 			pos = m
 		}
-		w.Header().Set(position.HeaderPosition, pos.String())
+		w.Header().Set(wire.HeaderPosition, pos.String())
 		_, _ = w.Write([]byte("ranking"))
 	})
 }

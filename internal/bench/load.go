@@ -11,12 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-)
 
-// Headers the benchmark reads and sends.
-const (
-	HeaderCacheStatus  = "Results-Cache-Status"
-	HeaderCacheControl = "Cache-Control"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults of the load generator.
@@ -77,7 +73,7 @@ func (c *Client) Do(ctx context.Context, method, path string, hdr http.Header, b
 	}
 	n, err := io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
-	s := Sample{Latency: time.Since(start), Status: resp.StatusCode, Bytes: n, Cache: resp.Header.Get(HeaderCacheStatus)}
+	s := Sample{Latency: time.Since(start), Status: resp.StatusCode, Bytes: n, Cache: resp.Header.Get(wire.HeaderCacheStatus)}
 	if err != nil {
 		s.Status, s.Err = ErrorStatus, "read body: "+errorKind(err)
 	}
@@ -88,7 +84,7 @@ func (c *Client) Do(ctx context.Context, method, path string, hdr http.Header, b
 func (c *Client) Get(ctx context.Context, t Target) Sample {
 	var hdr http.Header
 	if t.NoCache {
-		hdr = http.Header{HeaderCacheControl: {"no-cache"}}
+		hdr = http.Header{wire.HeaderCacheControl: {wire.NoCache}}
 	}
 	s, _ := c.Do(ctx, http.MethodGet, t.Path, hdr, nil)
 	return s

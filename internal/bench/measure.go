@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // runtimeQuery is what the freshness reads ask a runtime's HTTP API directly: the
@@ -183,7 +185,7 @@ func freshnessNotes(fs []Freshness, conc int) []string {
 func cacheNotes(rs []ScenarioResult) []string {
 	var notes []string
 	for _, r := range rs {
-		if hits := r.Summary.Cache["HIT"]; r.Target.NoCache && hits > 0 {
+		if hits := r.Summary.Cache[wire.CacheHit]; r.Target.NoCache && hits > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %d answers were cache HITs; the api must pass Cache-Control: no-cache on to the runtime", r.Target.Name, hits))
 		}
 	}

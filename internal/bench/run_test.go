@@ -14,6 +14,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/bench"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // fakeAPI fakes the api at its HTTP edge, and a runtime's POST /v1/sql: POST
@@ -67,7 +68,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c := commit{at: time.Now(), lsn: f.commits[len(f.commits)-1].lsn + 0x100}
 		f.commits = append(f.commits, c)
 		f.mu.Unlock()
-		w.Header().Set(position.HeaderPosition, c.lsn.String())
+		w.Header().Set(wire.HeaderPosition, c.lsn.String())
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write([]byte(`{"id":1}`))
 	case r.Method == http.MethodGet && r.URL.Path == bench.PathNoop:
@@ -85,7 +86,7 @@ func (f *fakeAPI) ranking(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	min, _ := position.Parse(r.Header.Get(position.HeaderMinPosition))
+	min, _ := position.Parse(r.Header.Get(wire.HeaderMinPosition))
 	if !min.IsZero() {
 		f.mu.Lock()
 		f.minRead[r.URL.Path]++
@@ -102,13 +103,13 @@ func (f *fakeAPI) ranking(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "position not reached in 200ms", http.StatusGatewayTimeout)
 		return
 	}
-	w.Header().Set(position.HeaderPosition, pos.String())
+	w.Header().Set(wire.HeaderPosition, pos.String())
 	if r.URL.Path != bench.PathRanking {
 		status := "HIT"
 		if strings.Contains(r.Header.Get("Cache-Control"), "no-cache") {
 			status = "BYPASS"
 		}
-		w.Header().Set(bench.HeaderCacheStatus, status)
+		w.Header().Set(wire.HeaderCacheStatus, status)
 	}
 	_, _ = w.Write([]byte("==== Leading Products ====\n"))
 }
@@ -186,7 +187,7 @@ func TestRunner_Run(t *testing.T) {
 	// One read per write and hop, not polling: /ranking had at least a read for
 	// each write of the phases, and at most one for each write of the run.
 	if got := fake.minReads(bench.PathRanking); got < measured || got > int(s.Writer.OK) {
-		t.Errorf("reads of /ranking with %s=%d, want between %d and %d", position.HeaderMinPosition, got, measured, s.Writer.OK)
+		t.Errorf("reads of /ranking with %s=%d, want between %d and %d", wire.HeaderMinPosition, got, measured, s.Writer.OK)
 	}
 	if got, want := fake.minReads(pathSQL), fake.minReads(bench.PathRanking); got != want {
 		t.Errorf("reads of %s=%d, want %d as /ranking", pathSQL, got, want)

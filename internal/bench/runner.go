@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults of a run, as `bench` uses them without flags.
@@ -273,7 +274,7 @@ func (r *Runner) sync(ctx context.Context, res *SizeResult) error {
 // waitFor reads path with Spice-Min-Position until it reports token or later, or
 // deadline passes; it returns the last answer.
 func (r *Runner) waitFor(ctx context.Context, path string, token position.LSN, deadline time.Time) (bool, Sample) {
-	hdr := http.Header{position.HeaderMinPosition: {token.String()}}
+	hdr := http.Header{wire.HeaderMinPosition: {token.String()}}
 	last := time.Now()
 	for {
 		s, h := r.writes.Do(ctx, http.MethodGet, path, hdr, nil)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // DefaultFreshnessConcurrency bounds each hop's reads in flight. At 100 writes/s
@@ -178,7 +179,7 @@ func (w *Watch) ask(p Probe, token position.LSN) (int, position.LSN, string) {
 	if err != nil {
 		return ErrorStatus, 0, "bad request: " + err.Error()
 	}
-	req.Header.Set(position.HeaderMinPosition, token.String())
+	req.Header.Set(wire.HeaderMinPosition, token.String())
 	resp, err := w.client.HTTP.Do(req)
 	if err != nil {
 		return ErrorStatus, 0, errorKind(err)
@@ -192,7 +193,7 @@ func (w *Watch) ask(p Probe, token position.LSN) (int, position.LSN, string) {
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		return ErrorStatus, 0, "read body: " + errorKind(err)
 	}
-	pos, _ := position.Parse(resp.Header.Get(position.HeaderPosition))
+	pos, _ := position.Parse(resp.Header.Get(wire.HeaderPosition))
 	return resp.StatusCode, pos, ""
 }
 
@@ -220,7 +221,7 @@ func positionOf(s Sample, hdr http.Header) position.LSN {
 	if s.Status/100 != 2 || hdr == nil {
 		return 0
 	}
-	pos, err := position.Parse(hdr.Get(position.HeaderPosition))
+	pos, err := position.Parse(hdr.Get(wire.HeaderPosition))
 	if err != nil {
 		return 0
 	}

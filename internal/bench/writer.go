@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults of the Writer.
@@ -83,7 +84,7 @@ func (w *Writer) post(ctx context.Context) {
 	if s.Status/100 != 2 || hdr == nil {
 		return
 	}
-	token, err := position.Parse(hdr.Get(position.HeaderPosition))
+	token, err := position.Parse(hdr.Get(wire.HeaderPosition))
 	if err != nil || token.IsZero() {
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // stack is one compose project on free host ports.
@@ -140,7 +141,7 @@ func (s *stack) ranking(t *testing.T, path string, min position.LSN) (string, po
 	req, _ := http.NewRequest(http.MethodGet, s.api+path, nil)
 	req.Header.Set("Accept", "application/json")
 	if min != 0 {
-		req.Header.Set(position.HeaderMinPosition, min.String())
+		req.Header.Set(wire.HeaderMinPosition, min.String())
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -155,7 +156,7 @@ func (s *stack) ranking(t *testing.T, path string, min position.LSN) (string, po
 	if err := json.Unmarshal(body, &rows); err != nil {
 		t.Fatalf("%s: decode %q: %v", path, body, err)
 	}
-	pos, _ := position.Parse(resp.Header.Get(position.HeaderPosition))
+	pos, _ := position.Parse(resp.Header.Get(wire.HeaderPosition))
 	return rowsString(rows), pos, resp.StatusCode
 }
 
@@ -209,9 +210,9 @@ func TestStackConvergesToPostgres(t *testing.T) {
 		if resp.StatusCode != http.StatusCreated {
 			t.Fatalf("POST /orders: %s", resp.Status)
 		}
-		lsn, err := position.Parse(resp.Header.Get(position.HeaderPosition))
+		lsn, err := position.Parse(resp.Header.Get(wire.HeaderPosition))
 		if err != nil {
-			t.Fatalf("POST /orders: bad %s header: %v", position.HeaderPosition, err)
+			t.Fatalf("POST /orders: bad %s header: %v", wire.HeaderPosition, err)
 		}
 		token = max(token, lsn)
 	}

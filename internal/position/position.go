@@ -47,17 +47,3 @@ func Parse(s string) (LSN, error) {
 	}
 	return LSN(h<<32 | l), nil
 }
-
-// Header names that carry positions over HTTP; gRPC metadata uses the same names in
-// lower case.
-const (
-	// HeaderPosition is set on every answer: the position the answer reflects. On a
-	// write, it is the commit position of that write (the read-your-writes token).
-	HeaderPosition = "Spice-Position"
-	// HeaderMinPosition is sent by a reader that wants an answer reflecting at least
-	// this position; the server waits a bounded time for it, then fails clearly.
-	HeaderMinPosition = "Spice-Min-Position"
-	// MetadataPosition and MetadataMinPosition are the gRPC metadata keys.
-	MetadataPosition    = "spice-position"
-	MetadataMinPosition = "spice-min-position"
-)

@@ -19,6 +19,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // store is a hand-written fake OrderStore; nil functions fail the request.
@@ -141,7 +142,7 @@ func TestCreateOrder_Random(t *testing.T) {
 		if got, want := w.Code, http.StatusCreated; got != want {
 			t.Fatalf("status=%d, want %d: %s", got, want, w.Body)
 		}
-		if got, want := w.Header().Get("Spice-Position"), "1/10"; got != want {
+		if got, want := w.Header().Get(wire.HeaderPosition), "1/10"; got != want {
 			t.Fatalf("Spice-Position=%q, want %q", got, want)
 		}
 		if got, want := w.Body.String(), `{"id":7,"product_id":2,"count":55,"created_at":"2025-01-02T03:04:05Z"}`+"\n"; got != want {
@@ -164,7 +165,7 @@ func TestCreateOrder_Body(t *testing.T) {
 	if want := (orders.NewOrder{ProductID: 3, Count: 10000}); got != want {
 		t.Fatalf("order=%+v, want %+v", got, want)
 	}
-	if got, want := w.Header().Get("Spice-Position"), "0/20"; got != want {
+	if got, want := w.Header().Get(wire.HeaderPosition), "0/20"; got != want {
 		t.Fatalf("Spice-Position=%q, want %q", got, want)
 	}
 }
@@ -283,10 +284,10 @@ func TestRanking_Text(t *testing.T) {
 		if got, want := w.Header().Get("Content-Type"), "text/plain; charset=utf-8"; got != want {
 			t.Fatalf("%s: content type=%q, want %q", path, got, want)
 		}
-		if got, want := w.Header().Get("Spice-Position"), "2/1"; got != want {
+		if got, want := w.Header().Get(wire.HeaderPosition), "2/1"; got != want {
 			t.Fatalf("%s: Spice-Position=%q, want %q", path, got, want)
 		}
-		if got, want := w.Header().Get("Results-Cache-Status"), "HIT"; got != want {
+		if got, want := w.Header().Get(wire.HeaderCacheStatus), "HIT"; got != want {
 			t.Fatalf("%s: Results-Cache-Status=%q, want %q", path, got, want)
 		}
 		*set = notCalled
@@ -305,10 +306,10 @@ func TestRanking_JSON(t *testing.T) {
 	if got, want := w.Header().Get("Content-Type"), "application/json"; got != want {
 		t.Fatalf("content type=%q, want %q", got, want)
 	}
-	if got, want := w.Header().Get("Spice-Position"), "0/0"; got != want {
+	if got, want := w.Header().Get(wire.HeaderPosition), "0/0"; got != want {
 		t.Fatalf("Spice-Position=%q, want %q (unknown)", got, want)
 	}
-	if got := w.Header().Get("Results-Cache-Status"); got != "" {
+	if got := w.Header().Get(wire.HeaderCacheStatus); got != "" {
 		t.Fatalf("Results-Cache-Status=%q, want none", got)
 	}
 
@@ -341,7 +342,7 @@ func TestRanking_MinPosition(t *testing.T) {
 			}
 			var header []string
 			if tt.header != "" {
-				header = []string{"Spice-Min-Position", tt.header}
+				header = []string{wire.HeaderMinPosition, tt.header}
 			}
 			if w := f.do(t, "GET", tt.target, "", header...); w.Code != 200 {
 				t.Fatalf("status=%d: %s", w.Code, w.Body)
@@ -353,7 +354,7 @@ func TestRanking_MinPosition(t *testing.T) {
 	}
 
 	f := newFixture(t)
-	w := f.do(t, "GET", "/ranking-accelerated", "", "Spice-Min-Position", "yesterday")
+	w := f.do(t, "GET", "/ranking-accelerated", "", wire.HeaderMinPosition, "yesterday")
 	if got, want := w.Code, 400; got != want {
 		t.Fatalf("status=%d, want %d", got, want)
 	}
@@ -369,7 +370,7 @@ func TestRanking_NoCache(t *testing.T) {
 		got = req
 		return ranking.Result{}, nil
 	}
-	f.do(t, "GET", "/ranking-accelerated", "", "Cache-Control", "No-Cache")
+	f.do(t, "GET", "/ranking-accelerated", "", wire.HeaderCacheControl, "No-Cache")
 	if !got.NoCache {
 		t.Fatal("Cache-Control: no-cache was not passed on")
 	}
@@ -419,7 +420,7 @@ func TestRanking_Errors(t *testing.T) {
 			if strings.Contains(msg, "raw driver message") {
 				t.Fatalf("error=%q leaks the driver's message", msg)
 			}
-			if got := w.Header().Get("Spice-Position"); got != "" {
+			if got := w.Header().Get(wire.HeaderPosition); got != "" {
 				t.Fatalf("Spice-Position=%q on an error", got)
 			}
 		})
@@ -433,7 +434,7 @@ func TestHealthzAndNoop(t *testing.T) {
 		if w.Code != 200 || w.Body.String() != "ok\n" {
 			t.Fatalf("%s: %d %q, want 200 \"ok\\n\"", path, w.Code, w.Body)
 		}
-		if w.Header().Get("X-Request-Id") == "" {
+		if w.Header().Get(wire.HeaderRequestID) == "" {
 			t.Fatalf("%s: no X-Request-Id", path)
 		}
 		if w := f.do(t, "HEAD", path, ""); w.Code != 200 {

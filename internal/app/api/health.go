@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 var okBody = []byte("ok\n")
@@ -76,6 +78,6 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
 		noteError(r, errors.New(res.summary()))
 	}
-	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set(wire.HeaderCacheControl, "no-store")
 	writeJSON(w, status, res)
 }

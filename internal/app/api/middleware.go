@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Request log attribute keys.
@@ -24,9 +26,6 @@ const (
 	logRequestID = "request_id"
 	logError     = "error"
 )
-
-// HeaderRequestID echoes the request id of every answer, so a client can quote it.
-const HeaderRequestID = "X-Request-Id"
 
 // logEntry carries what a handler wants in the request's log line: the error
 // behind a 5xx answer.
@@ -52,7 +51,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx := r.Context()
-		w.Header().Set(HeaderRequestID, middleware.GetReqID(ctx))
+		w.Header().Set(wire.HeaderRequestID, middleware.GetReqID(ctx))
 		entry := &logEntry{}
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		next.ServeHTTP(ww, r.WithContext(context.WithValue(ctx, logEntryKey{}, entry)))

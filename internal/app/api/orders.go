@@ -10,6 +10,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 const orderExample = `{"product_id": 1, "count": 3}`
@@ -34,7 +35,7 @@ func (s *Server) handleCreateOrder(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	w.Header().Set(position.HeaderPosition, token.String())
+	w.Header().Set(wire.HeaderPosition, token.String())
 	writeJSON(w, http.StatusCreated, order)
 }
 

@@ -8,11 +8,8 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
-
-// HeaderCacheStatus passes a runtime's results-cache status (HIT, MISS, BYPASS)
-// through to the client.
-const HeaderCacheStatus = "Results-Cache-Status"
 
 // QueryMinPosition is the query parameter that may stand in for the
 // Spice-Min-Position header.
@@ -37,9 +34,9 @@ func (s *Server) handleRanking(reader RankingReader) http.HandlerFunc {
 			return
 		}
 		h := w.Header()
-		h.Set(position.HeaderPosition, res.Position.String())
+		h.Set(wire.HeaderPosition, res.Position.String())
 		if res.CacheStatus != "" {
-			h.Set(HeaderCacheStatus, res.CacheStatus)
+			h.Set(wire.HeaderCacheStatus, res.CacheStatus)
 		}
 		h.Set("Vary", "Accept")
 		if wantsJSON(r) {
@@ -68,18 +65,18 @@ func renderText(rows []ranking.Row) []byte {
 // whether the client asks to bypass the results cache.
 func rankingRequest(r *http.Request) (ranking.Request, error) {
 	var req ranking.Request
-	v, from := r.Header.Get(position.HeaderMinPosition), position.HeaderMinPosition
+	v, from := r.Header.Get(wire.HeaderMinPosition), wire.HeaderMinPosition
 	if v == "" {
 		v, from = r.URL.Query().Get(QueryMinPosition), QueryMinPosition
 	}
 	if v != "" {
 		lsn, err := position.Parse(v)
 		if err != nil {
-			return req, requestErrorf(errBadRequest, "%s %q is not a position: send the %s of an earlier answer, an LSN like 0/16B3748", from, v, position.HeaderPosition)
+			return req, requestErrorf(errBadRequest, "%s %q is not a position: send the %s of an earlier answer, an LSN like 0/16B3748", from, v, wire.HeaderPosition)
 		}
 		req.MinPosition = lsn
 	}
-	req.NoCache = strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-cache")
+	req.NoCache = wire.WantsNoCache(r.Header.Values(wire.HeaderCacheControl)...)
 	return req, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 const (
@@ -187,7 +188,7 @@ func (s *Store) Ranking(ctx context.Context, req ranking.Request) (ranking.Resul
 	if req.MinPosition > res.Position {
 		return ranking.Result{}, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf(
 			"minimum position %s is ahead of postgres at %s (at %s): send a %s this api returned",
-			req.MinPosition, s.addr, res.Position, position.HeaderPosition)}
+			req.MinPosition, s.addr, res.Position, wire.HeaderPosition)}
 	}
 	return res, nil
 }

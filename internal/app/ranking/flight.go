@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 const (
@@ -33,12 +34,6 @@ const (
 	// is down. gRPC's own cap is 120 s, which would keep answering 503 for up to two
 	// minutes after a restarted runtime is back.
 	maxReconnectDelay = 2 * time.Second
-)
-
-// gRPC metadata keys of a runtime's answers and requests, beyond the position keys.
-const (
-	metadataCacheStatus  = "results-cache-status"
-	metadataCacheControl = "cache-control"
 )
 
 // Protocols a Flight reads with.
@@ -181,7 +176,7 @@ func (f *Flight) run(ctx context.Context, timeout time.Duration, req Request) (R
 		res.Position = positionOf(infoMD)
 	}
 	if res.CacheStatus == "" {
-		res.CacheStatus = first(infoMD, metadataCacheStatus)
+		res.CacheStatus = first(infoMD, wire.MetadataCacheStatus)
 	}
 	return res, nil
 }
@@ -204,7 +199,7 @@ func (f *Flight) fetch(ctx context.Context, t *flight.Ticket, rows *[]Row) (posi
 	if err := rdr.Err(); err != nil {
 		return 0, "", err
 	}
-	return positionOf(md), first(md, metadataCacheStatus), nil
+	return positionOf(md), first(md, wire.MetadataCacheStatus), nil
 }
 
 // outgoing attaches the request's minimum position and cache control as gRPC
@@ -212,10 +207,10 @@ func (f *Flight) fetch(ctx context.Context, t *flight.Ticket, rows *[]Row) (posi
 func outgoing(ctx context.Context, req Request) context.Context {
 	var kv []string
 	if !req.MinPosition.IsZero() {
-		kv = append(kv, position.MetadataMinPosition, req.MinPosition.String())
+		kv = append(kv, wire.MetadataMinPosition, req.MinPosition.String())
 	}
 	if req.NoCache {
-		kv = append(kv, metadataCacheControl, "no-cache")
+		kv = append(kv, wire.MetadataCacheControl, wire.NoCache)
 	}
 	if len(kv) == 0 {
 		return ctx
@@ -224,7 +219,7 @@ func outgoing(ctx context.Context, req Request) context.Context {
 }
 
 func positionOf(md metadata.MD) position.LSN {
-	lsn, err := position.Parse(first(md, position.MetadataPosition))
+	lsn, err := position.Parse(first(md, wire.MetadataPosition))
 	if err != nil {
 		return 0 // the runtime did not say; zero means unknown
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // runtime is a Flight SQL server that answers every statement with one record
@@ -63,7 +64,7 @@ func (s *runtime) called(ctx context.Context, query string) error {
 // answer stamps the header and returns the answer's one record batch.
 func (s *runtime) answer(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	if s.pos != "" {
-		_ = grpc.SetHeader(ctx, metadata.Pairs("spice-position", s.pos, "results-cache-status", s.cache))
+		_ = grpc.SetHeader(ctx, metadata.Pairs(wire.MetadataPosition, s.pos, wire.MetadataCacheStatus, s.cache))
 	}
 	rec, _, err := array.RecordFromJSON(s.alloc, s.schema, strings.NewReader(s.rows))
 	if err != nil {
@@ -244,10 +245,10 @@ func testForwards(t *testing.T, protocol string) {
 	if got, want := len(res.Rows), 0; got != want {
 		t.Fatalf("rows=%d, want %d", got, want)
 	}
-	if got, want := strings.Join(rt.md.Get("spice-min-position"), ","), "1/FF"; got != want {
+	if got, want := strings.Join(rt.md.Get(wire.MetadataMinPosition), ","), "1/FF"; got != want {
 		t.Fatalf("spice-min-position=%q, want %q", got, want)
 	}
-	if got, want := strings.Join(rt.md.Get("cache-control"), ","), "no-cache"; got != want {
+	if got, want := strings.Join(rt.md.Get(wire.MetadataCacheControl), ","), "no-cache"; got != want {
 		t.Fatalf("cache-control=%q, want %q", got, want)
 	}
 }

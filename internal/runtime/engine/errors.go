@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Sentinel errors; match with errors.Is.
@@ -47,7 +48,7 @@ type PositionError struct {
 
 func (e *PositionError) Error() string {
 	return fmt.Sprintf("position %s not reached after %s: dataset %s reflects %s; the source may be unreachable or lagging (see GET /v1/datasets?status=true), retry or relax %s",
-		e.Want, e.Waited, e.Dataset, e.Have, position.HeaderMinPosition)
+		e.Want, e.Waited, e.Dataset, e.Have, wire.HeaderMinPosition)
 }
 
 func (e *PositionError) Unwrap() error { return ErrPositionTimeout }

@@ -12,6 +12,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // TestMinPosition asks for positions the data has and has not reached.
@@ -62,7 +63,7 @@ func TestMinPosition(t *testing.T) {
 			if pe.Want != tc.min || pe.Have != 100 || pe.Waited != tc.wantWaited {
 				t.Fatalf("PositionError = %+v, want want %s, have 0/64, waited %q", pe, tc.min, tc.wantWaited)
 			}
-			if !strings.Contains(err.Error(), position.HeaderMinPosition) {
+			if !strings.Contains(err.Error(), wire.HeaderMinPosition) {
 				t.Fatalf("error %q does not say what to relax", err)
 			}
 		})

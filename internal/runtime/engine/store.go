@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Store is the accelerator: it holds the accelerated tables and runs every query.
@@ -136,7 +137,7 @@ type CacheStatus string
 
 // Cache statuses, as upstream reports them in Results-Cache-Status.
 const (
-	CacheHit    CacheStatus = "HIT"
-	CacheMiss   CacheStatus = "MISS"
-	CacheBypass CacheStatus = "BYPASS"
+	CacheHit    CacheStatus = wire.CacheHit
+	CacheMiss   CacheStatus = wire.CacheMiss
+	CacheBypass CacheStatus = wire.CacheBypass
 )

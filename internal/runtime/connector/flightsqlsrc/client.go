@@ -21,6 +21,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // DefaultMaxMessageBytes bounds one incoming gRPC message (one record batch).
@@ -56,7 +57,7 @@ func Handshake(ctx context.Context, c flight.Client, username, password string) 
 		return "", fmt.Errorf("handshake: %w", err)
 	}
 	md, _ := metadata.FromOutgoingContext(authed)
-	if v := md.Get("authorization"); len(v) > 0 {
+	if v := md.Get(wire.MetadataAuthorization); len(v) > 0 {
 		return v[len(v)-1], nil
 	}
 	return "", errors.New("handshake: the server sent no authorization header")
@@ -65,7 +66,7 @@ func Handshake(ctx context.Context, c flight.Client, username, password string) 
 // PositionOf reads the spice-position of response headers; zero when absent
 // (another vendor's server) or unreadable.
 func PositionOf(md metadata.MD) position.LSN {
-	v := md.Get(position.MetadataPosition)
+	v := md.Get(wire.MetadataPosition)
 	if len(v) == 0 {
 		return 0
 	}

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // DefaultMaxBackoff caps the wait between reconnections of Watch.
@@ -126,7 +127,7 @@ func (s *Source) call(ctx context.Context) (*flightsql.Client, context.Context, 
 		s.mu.Unlock()
 	}
 	if auth != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", auth)
+		ctx = metadata.AppendToOutgoingContext(ctx, wire.MetadataAuthorization, auth)
 	}
 	return c, ctx, nil
 }

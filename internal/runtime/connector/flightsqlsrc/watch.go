@@ -2,7 +2,6 @@ package flightsqlsrc
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Watch listens to the upstream's change notices (the spice.watch action of this
@@ -51,11 +50,8 @@ func (s *Source) watchOnce(ctx context.Context, changed func()) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	body, err := json.Marshal(flightsrv.WatchRequest{Table: s.table})
-	if err != nil {
-		return 0, err
-	}
-	stream, err := c.Client.DoAction(callCtx, &flight.Action{Type: flightsrv.ActionWatch, Body: body})
+	body := wire.WatchRequest{Table: s.table}.Encode()
+	stream, err := c.Client.DoAction(callCtx, &flight.Action{Type: wire.ActionWatch, Body: body})
 	if err != nil {
 		return 0, err
 	}

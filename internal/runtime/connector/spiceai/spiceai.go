@@ -17,6 +17,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Dataset params this connector reads; any other "spiceai_" param is an error.
@@ -132,7 +133,7 @@ func (s *Source) call(ctx context.Context) (flight.Client, context.Context, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	return c, metadata.AppendToOutgoingContext(ctx, "authorization", auth), nil
+	return c, metadata.AppendToOutgoingContext(ctx, wire.MetadataAuthorization, auth), nil
 }
 
 func (s *Source) explain(op string, err error) error {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
-	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // answer runs sql and returns the rows, the position and the cache status.
@@ -25,9 +25,9 @@ func answer(t *testing.T, ctx context.Context, c *flightsql.Client, sql string) 
 		t.Fatal(err)
 	}
 	got, _, _ := doGet(t, c, info)
-	cache := md.Get(flightsrv.MetadataCacheStatus)
+	cache := md.Get(wire.MetadataCacheStatus)
 	if len(cache) != 1 {
-		t.Fatalf("%s=%q, want one value", flightsrv.MetadataCacheStatus, cache)
+		t.Fatalf("%s=%q, want one value", wire.MetadataCacheStatus, cache)
 	}
 	return got, positionOf(t, md), cache[0]
 }
@@ -59,7 +59,7 @@ func TestCacheNeverHidesAChange(t *testing.T) {
 	check("after a new order", wantChangedRankings, 200, "MISS")
 	check("again after the order", wantChangedRankings, 200, "HIT")
 
-	noCache := metadata.AppendToOutgoingContext(ctx, flightsrv.MetadataCacheControl, "no-cache")
+	noCache := metadata.AppendToOutgoingContext(ctx, wire.MetadataCacheControl, "no-cache")
 	if _, _, cache := answer(t, noCache, c, q); cache != "BYPASS" {
 		t.Errorf("no-cache: cache=%s, want BYPASS", cache)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // doGet reads every endpoint of info, returning the rows and the response
@@ -69,8 +70,8 @@ func TestClientExecute(t *testing.T) {
 	if got, want := positionOf(t, getMD), position.LSN(100); got != want {
 		t.Errorf("DoGet position=%s, want %s", got, want)
 	}
-	if got := getMD.Get(flightsrv.MetadataCacheStatus); len(got) != 1 || got[0] != "BYPASS" {
-		t.Errorf("%s=%q, want BYPASS (no results cache configured)", flightsrv.MetadataCacheStatus, got)
+	if got := getMD.Get(wire.MetadataCacheStatus); len(got) != 1 || got[0] != "BYPASS" {
+		t.Errorf("%s=%q, want BYPASS (no results cache configured)", wire.MetadataCacheStatus, got)
 	}
 }
 

@@ -23,8 +23,8 @@
 // text (a PATH descriptor reads the named table). The handshake answers at once
 // with an "authorization: Bearer" header and one response, without waiting for a
 // client message; any Basic credentials are accepted and no call requires the
-// token. The action spice.watch (ActionWatch) streams a notice after every change
-// of a table, which the flightsql connector of a chained runtime listens to.
+// token. The action spice.watch (wire.ActionWatch) streams a notice after every
+// change of a table, which the flightsql connector of a chained runtime listens to.
 //
 // Every data answer carries gRPC header metadata spice-position (the LSN the
 // answer reflects) and results-cache-status (HIT, MISS or BYPASS). A request may

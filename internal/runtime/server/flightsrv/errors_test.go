@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 func TestErrors(t *testing.T) {
@@ -34,19 +34,19 @@ func TestErrors(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument, "nope")
 
 	// A minimum position the data never reaches.
-	later := metadata.AppendToOutgoingContext(ctx, position.MetadataMinPosition, "1/0")
+	later := metadata.AppendToOutgoingContext(ctx, wire.MetadataMinPosition, "1/0")
 	_, err = c.Execute(later, "SELECT * FROM rankings")
 	wantCode(t, err, codes.DeadlineExceeded, "1/0", "0/64")
 
 	// One it has reached answers at once.
-	reached := metadata.AppendToOutgoingContext(ctx, position.MetadataMinPosition, "0/64")
+	reached := metadata.AppendToOutgoingContext(ctx, wire.MetadataMinPosition, "0/64")
 	if _, err := c.Execute(reached, "SELECT * FROM rankings"); err != nil {
 		t.Errorf("min position reached: %v", err)
 	}
 
-	bad := metadata.AppendToOutgoingContext(ctx, position.MetadataMinPosition, "yesterday")
+	bad := metadata.AppendToOutgoingContext(ctx, wire.MetadataMinPosition, "yesterday")
 	_, err = c.Execute(bad, "SELECT * FROM rankings")
-	wantCode(t, err, codes.InvalidArgument, position.MetadataMinPosition, "0/16B3748")
+	wantCode(t, err, codes.InvalidArgument, wire.MetadataMinPosition, "0/16B3748")
 }
 
 func TestErrorNotReady(t *testing.T) {

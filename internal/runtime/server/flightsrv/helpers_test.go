@@ -20,6 +20,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 var _ flightsrv.Engine = (*engine.Engine)(nil)
@@ -132,9 +133,9 @@ func wantCode(t *testing.T, err error, code codes.Code, parts ...string) {
 // positionOf reads the spice-position of response headers.
 func positionOf(t *testing.T, md interface{ Get(string) []string }) position.LSN {
 	t.Helper()
-	v := md.Get(position.MetadataPosition)
+	v := md.Get(wire.MetadataPosition)
 	if len(v) != 1 {
-		t.Fatalf("%s=%q, want one value", position.MetadataPosition, v)
+		t.Fatalf("%s=%q, want one value", wire.MetadataPosition, v)
 	}
 	lsn, err := position.Parse(v[0])
 	if err != nil {

@@ -9,16 +9,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
-)
-
-// Metadata keys, beyond the position keys of package position.
-const (
-	// MetadataCacheStatus reports whether an answer came from the results cache:
-	// HIT, MISS or BYPASS, as upstream's Results-Cache-Status header.
-	MetadataCacheStatus = "results-cache-status"
-	// MetadataCacheControl, when a request carries "no-cache", bypasses the results
-	// cache for that request.
-	MetadataCacheControl = "cache-control"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Log attribute keys.
@@ -33,19 +24,15 @@ const (
 func queryOf(ctx context.Context, sql string, args []any) (engine.Query, error) {
 	q := engine.Query{SQL: sql, Args: args}
 	md, _ := metadata.FromIncomingContext(ctx)
-	if v := md.Get(position.MetadataMinPosition); len(v) > 0 && strings.TrimSpace(v[0]) != "" {
+	if v := md.Get(wire.MetadataMinPosition); len(v) > 0 && strings.TrimSpace(v[0]) != "" {
 		lsn, err := position.Parse(v[0])
 		if err != nil {
 			return q, invalidf("metadata %s: %q is not a position; send an LSN like 0/16B3748 (the %s of an earlier answer)",
-				position.MetadataMinPosition, v[0], position.MetadataPosition)
+				wire.MetadataMinPosition, v[0], wire.MetadataPosition)
 		}
 		q.MinPosition = lsn
 	}
-	for _, v := range md.Get(MetadataCacheControl) {
-		if strings.Contains(strings.ToLower(v), "no-cache") {
-			q.NoCache = true
-		}
-	}
+	q.NoCache = wire.WantsNoCache(md.Get(wire.MetadataCacheControl)...)
 	return q, nil
 }
 
@@ -57,7 +44,7 @@ func setHeader(ctx context.Context, pos position.LSN, cache engine.CacheStatus) 
 	}
 	// Fails only when headers were sent already, which the callers rule out.
 	_ = grpc.SetHeader(ctx, metadata.Pairs(
-		position.MetadataPosition, pos.String(),
-		MetadataCacheStatus, string(cache),
+		wire.MetadataPosition, pos.String(),
+		wire.MetadataCacheStatus, string(cache),
 	))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // flightSQLTypePrefix starts the type URL of every Flight SQL command.
@@ -67,7 +68,7 @@ func (v *service) Handshake(stream flight.FlightService_HandshakeServer) error {
 	if err := v.s.handshakeAuth(stream.Context()); err != nil {
 		return err
 	}
-	if err := stream.SetHeader(metadata.Pairs("authorization", "Bearer "+v.s.token)); err != nil {
+	if err := stream.SetHeader(metadata.Pairs(wire.MetadataAuthorization, "Bearer "+v.s.token)); err != nil {
 		return err
 	}
 	return stream.Send(&flight.HandshakeResponse{Payload: []byte(v.s.token)})
@@ -76,7 +77,7 @@ func (v *service) Handshake(stream flight.FlightService_HandshakeServer) error {
 // checkBasic refuses Basic credentials that are not base64 of user:password.
 func checkBasic(ctx context.Context) error {
 	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("authorization") {
+	for _, v := range md.Get(wire.MetadataAuthorization) {
 		scheme, cred, _ := strings.Cut(strings.TrimSpace(v), " ")
 		if !strings.EqualFold(scheme, "Basic") {
 			continue
@@ -162,7 +163,7 @@ func writeChunks(stream flight.FlightService_DoGetServer, schema *arrow.Schema, 
 }
 
 func (v *service) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
-	if a.GetType() == ActionWatch {
+	if a.GetType() == wire.ActionWatch {
 		return v.s.watch(a.GetBody(), stream)
 	}
 	return v.FlightServer.DoAction(a, stream)
@@ -172,7 +173,7 @@ func (v *service) ListActions(e *flight.Empty, stream flight.FlightService_ListA
 	if err := v.FlightServer.ListActions(e, stream); err != nil {
 		return err
 	}
-	return stream.Send(&flight.ActionType{Type: ActionWatch, Description: watchDescription})
+	return stream.Send(&flight.ActionType{Type: wire.ActionWatch, Description: watchDescription})
 }
 
 // position returns the watermark of a dataset or view, or the least of all when

@@ -1,45 +1,21 @@
 package flightsrv
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
-
-// ActionWatch is the Flight action that streams a notice whenever what a table
-// reflects changes, so a chained runtime refreshes at once instead of polling.
-//
-// The body is empty (watch everything) or the JSON of a WatchRequest. The server
-// sends a WatchNotice at once, then one after every change of the table's
-// position (after every change when the position is unknown, zero), until the
-// client cancels or the server closes. A server without the action answers
-// Unimplemented (or, for Flight SQL servers built on arrow-go, InvalidArgument).
-const ActionWatch = "spice.watch"
 
 const watchDescription = `streams {"position": "<lsn>"} after every change of a table ({"table": "<name>"}) or of any table (empty body)`
 
-// WatchRequest is the body of a spice.watch action.
-type WatchRequest struct {
-	// Table is a dataset or view; empty watches every table and reports the least
-	// position.
-	Table string `json:"table,omitempty"`
-}
-
-// WatchNotice is the body of each result of a spice.watch action.
-type WatchNotice struct {
-	// Position is the LSN the table (or all tables) now reflects, "0/0" when unknown.
-	Position string `json:"position"`
-}
-
+// watch serves wire.ActionWatch: a notice at once, then one after every change of
+// the table's position (every change while it is unknown), until the client
+// cancels or the server closes.
 func (s *Server) watch(body []byte, stream flight.FlightService_DoActionServer) error {
-	var req WatchRequest
-	if len(bytes.TrimSpace(body)) > 0 {
-		if err := json.Unmarshal(body, &req); err != nil {
-			return invalidf("%s body %q: want JSON like {\"table\": \"rankings\"} or nothing", ActionWatch, body)
-		}
+	req, err := wire.DecodeWatchRequest(body)
+	if err != nil {
+		return invalidf("%v", err)
 	}
 	ctx := stream.Context()
 	var last position.LSN
@@ -51,8 +27,8 @@ func (s *Server) watch(body []byte, stream flight.FlightService_DoActionServer) 
 			return err
 		}
 		if !sent || pos != last || pos.IsZero() {
-			b, _ := json.Marshal(WatchNotice{Position: pos.String()})
-			if err := stream.Send(&flight.Result{Body: b}); err != nil {
+			notice := wire.WatchNotice{Position: pos}.Encode()
+			if err := stream.Send(&flight.Result{Body: notice}); err != nil {
 				return err
 			}
 			sent, last = true, pos

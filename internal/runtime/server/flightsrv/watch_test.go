@@ -3,7 +3,6 @@
 package flightsrv_test
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
 
@@ -11,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
-	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 func TestWatch(t *testing.T) {
@@ -31,12 +30,12 @@ func TestWatch(t *testing.T) {
 		}
 		types = append(types, a.Type)
 	}
-	if !slices.Contains(types, flightsrv.ActionWatch) || !slices.Contains(types, "CreatePreparedStatement") {
-		t.Errorf("actions=%q, want %s and the Flight SQL ones", types, flightsrv.ActionWatch)
+	if !slices.Contains(types, wire.ActionWatch) || !slices.Contains(types, "CreatePreparedStatement") {
+		t.Errorf("actions=%q, want %s and the Flight SQL ones", types, wire.ActionWatch)
 	}
 
-	body, _ := json.Marshal(flightsrv.WatchRequest{Table: "rankings"})
-	stream, err := c.DoAction(ctx, &flight.Action{Type: flightsrv.ActionWatch, Body: body})
+	body := wire.WatchRequest{Table: "rankings"}.Encode()
+	stream, err := c.DoAction(ctx, &flight.Action{Type: wire.ActionWatch, Body: body})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +45,11 @@ func TestWatch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("watch: %v", err)
 		}
-		var n flightsrv.WatchNotice
-		if err := json.Unmarshal(res.Body, &n); err != nil {
+		n, err := wire.DecodeWatchNotice(res.Body)
+		if err != nil {
 			t.Fatalf("notice %q: %v", res.Body, err)
 		}
-		return n.Position
+		return n.Position.String()
 	}
 	if got, want := next(), "0/64"; got != want {
 		t.Errorf("first notice position=%s, want %s", got, want)
@@ -70,7 +69,7 @@ func TestWatch(t *testing.T) {
 	// An unknown table is refused.
 	r2 := newRecipe(t, nil, nil)
 	c2 := newPlainClient(t, r2.srv)
-	stream, err = c2.DoAction(ctx, &flight.Action{Type: flightsrv.ActionWatch, Body: []byte(`{"table":"nope"}`)})
+	stream, err = c2.DoAction(ctx, &flight.Action{Type: wire.ActionWatch, Body: []byte(`{"table":"nope"}`)})
 	if err == nil {
 		_, err = stream.Recv()
 	}

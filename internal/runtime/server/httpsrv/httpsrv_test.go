@@ -12,10 +12,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/httpsrv"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 var _ httpsrv.Engine = (*engine.Engine)(nil)
@@ -82,7 +82,7 @@ func TestHandlers(t *testing.T) {
 		{
 			name: "sql as json by default", method: "POST", path: "/v1/sql", body: rankings, wantCode: 200,
 			wantBody:   []string{`[{"name":"nintendo","count":30},{"name":"the most delicious chocalate","count":20},{"name":"the most beautiful flower","count":10}]`},
-			wantHeader: map[string]string{"Content-Type": "application/json", position.HeaderPosition: "0/64", "Results-Cache-Status": "BYPASS"},
+			wantHeader: map[string]string{"Content-Type": "application/json", wire.HeaderPosition: "0/64", "Results-Cache-Status": "BYPASS"},
 		},
 		{
 			name: "sql as json", method: "POST", path: "/v1/sql", body: rankings, header: map[string]string{"Accept": "application/json"}, wantCode: 200,
@@ -109,16 +109,16 @@ func TestHandlers(t *testing.T) {
 		{name: "sql too large", method: "POST", path: "/v1/sql", body: "SELECT 1" + strings.Repeat(" ", httpsrv.DefaultMaxQueryBytes), wantCode: 413},
 		{
 			name: "sql with a reached min position", method: "POST", path: "/v1/sql", body: rankings,
-			header: map[string]string{position.HeaderMinPosition: "0/64"}, wantCode: 200,
-			wantHeader: map[string]string{position.HeaderPosition: "0/64"},
+			header: map[string]string{wire.HeaderMinPosition: "0/64"}, wantCode: 200,
+			wantHeader: map[string]string{wire.HeaderPosition: "0/64"},
 		},
 		{
 			name: "sql with a min position not reached", method: "POST", path: "/v1/sql", body: rankings,
-			header: map[string]string{position.HeaderMinPosition: "1/0"}, wantCode: 504, wantBody: []string{"1/0", "0/64"},
+			header: map[string]string{wire.HeaderMinPosition: "1/0"}, wantCode: 504, wantBody: []string{"1/0", "0/64"},
 		},
 		{
 			name: "sql with a malformed min position", method: "POST", path: "/v1/sql", body: rankings,
-			header: map[string]string{position.HeaderMinPosition: "yesterday"}, wantCode: 400, wantBody: []string{position.HeaderMinPosition},
+			header: map[string]string{wire.HeaderMinPosition: "yesterday"}, wantCode: 400, wantBody: []string{wire.HeaderMinPosition},
 		},
 		{name: "refresh", method: "POST", path: "/v1/datasets/products/acceleration/refresh", wantCode: 201, wantBody: []string{"products"}},
 		{name: "refresh of a view", method: "POST", path: "/v1/datasets/rankings/acceleration/refresh", wantCode: 400, wantBody: []string{"acceleration"}},

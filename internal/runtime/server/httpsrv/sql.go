@@ -9,6 +9,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // sql answers POST /v1/sql: the body is one SELECT.
@@ -28,13 +29,13 @@ func (s *Server) sql(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := engine.Query{SQL: query}
-	if v := r.Header.Get(position.HeaderMinPosition); v != "" {
+	if v := r.Header.Get(wire.HeaderMinPosition); v != "" {
 		if q.MinPosition, err = position.Parse(v); err != nil {
-			text(w, http.StatusBadRequest, position.HeaderMinPosition+": "+err.Error())
+			text(w, http.StatusBadRequest, wire.HeaderMinPosition+": "+err.Error())
 			return
 		}
 	}
-	if strings.Contains(r.Header.Get("Cache-Control"), "no-cache") {
+	if wire.WantsNoCache(r.Header.Values(wire.HeaderCacheControl)...) {
 		q.NoCache = true
 	}
 	res, err := s.engine.Query(r.Context(), q)
@@ -44,9 +45,9 @@ func (s *Server) sql(w http.ResponseWriter, r *http.Request) {
 	}
 	defer res.Release()
 	h := w.Header()
-	h.Set(position.HeaderPosition, res.Position.String())
-	h.Set("Results-Cache-Status", string(res.Cache))
-	h.Set("X-Cache", cacheHeader(res.Cache))
+	h.Set(wire.HeaderPosition, res.Position.String())
+	h.Set(wire.HeaderCacheStatus, string(res.Cache))
+	h.Set(wire.HeaderXCache, cacheHeader(res.Cache))
 	format := negotiate(r.Header.Get("Accept"))
 	h.Set("Content-Type", format.contentType)
 	w.WriteHeader(http.StatusOK)
