@@ -23,6 +23,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 	"github.com/cqrs-spice/cqrs/internal/app/replicas"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 func main() {
@@ -55,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	m.Config = cfg
 	m.Logger = newLogger(cfg, stderr)
 	if err := m.Run(ctx); err != nil {
-		m.Logger.Error("start", "error", err)
+		m.Logger.Error("start", wire.LogError, err)
 		_ = m.Close()
 		return 1
 	}
@@ -63,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	stop() // a second signal ends the process at once
 	m.Logger.Info("shutting down", "grace", cfg.ShutdownTimeout)
 	if err := m.Close(); err != nil {
-		m.Logger.Error("shut down", "error", err)
+		m.Logger.Error("shut down", wire.LogError, err)
 		return 1
 	}
 	return 0
@@ -90,6 +91,7 @@ var (
 // wires them together.
 type Main struct {
 	Config Config
+	// Logger is handed to the server; nil means slog.Default().
 	Logger *slog.Logger
 
 	WritePool    *pgxpool.Pool // POST /orders
@@ -114,7 +116,7 @@ func NewMain() *Main {
 // down makes its endpoints answer 503 until it is back. Close undoes Run.
 func (m *Main) Run(ctx context.Context) error {
 	if m.Logger == nil {
-		m.Logger = slog.New(slog.DiscardHandler)
+		m.Logger = slog.Default()
 	}
 	cfg := m.Config
 	var err error

@@ -22,7 +22,9 @@ import (
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres/cdc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 func main() {
@@ -50,7 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	m := NewMain(cfg, logger)
 	if err := m.Run(ctx); err != nil {
-		logger.Error("start failed", "err", err)
+		logger.Error("start failed", wire.LogError, err)
 		_ = m.Close()
 		return 1
 	}
@@ -58,7 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	m.Drain(cfg.Drain)
 	logger.Info("shutting down")
 	if err := m.Close(); err != nil {
-		logger.Error("shutdown", "err", err)
+		logger.Error("shutdown", wire.LogError, err)
 		return 1
 	}
 	return 0
@@ -73,7 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.FlightAddr, "flight", "127.0.0.1:50051", "address of Arrow Flight and Flight SQL")
 	fs.StringVar(&cfg.MetricsAddr, "metrics", "", "address of Prometheus /metrics (off unless given; 9090 by convention)")
 	fs.StringVar(&cfg.DataDir, "data-dir", ".spice/data", "directory of the DuckDB file for datasets with acceleration mode: file")
-	fs.StringVar(&cfg.InstanceID, "instance-id", envOr("SPICE_INSTANCE_ID", ""), "names this instance's replication slot; keep it stable across restarts (replicas of one spicepod need distinct ids); \"auto\" derives it from the container's compose name (see README)")
+	fs.StringVar(&cfg.InstanceID, "instance-id", envOr(cdc.EnvInstance, ""), "names this instance's replication slot; keep it stable across restarts (replicas of one spicepod need distinct ids); \"auto\" derives it from the container's compose name (see README)")
 	fs.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&cfg.DuckDBThreads, "duckdb-threads", duckdb.DefaultThreads(), "DuckDB threads (default half the cores: many small queries run side by side, each on its own connection)")
 	fs.DurationVar(&cfg.Drain, "drain", DefaultDrain, "on SIGTERM, how long to keep answering while gRPC health reports NOT_SERVING, so balancers stop sending first (0: stop at once)")

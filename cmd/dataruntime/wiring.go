@@ -56,6 +56,7 @@ type Config struct {
 // Tests drive it in-process with Run and Close.
 type Main struct {
 	Config Config
+	// Logger is handed to every component; nil means slog.Default().
 	Logger *slog.Logger
 
 	Pod     *spicepod.Pod
@@ -77,6 +78,9 @@ func NewMain(cfg Config, logger *slog.Logger) *Main {
 // Run loads the spicepod, opens the store, starts the servers and the engine, and
 // returns; datasets keep loading in the background.
 func (m *Main) Run(ctx context.Context) error {
+	if m.Logger == nil {
+		m.Logger = slog.Default()
+	}
 	pod, err := spicepod.Load(m.Config.Spicepod, spicepod.EnvLookup)
 	if err != nil {
 		return err
@@ -133,7 +137,6 @@ func (m *Main) openStore(ctx context.Context) error {
 		}
 	}
 	m.Store = duckdb.New(path)
-	m.Store.Logger = m.Logger
 	m.Store.Threads = m.Config.DuckDBThreads
 	if err := m.Store.Open(ctx); err != nil {
 		return err
@@ -194,7 +197,6 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 			return nil, err
 		}
 		src := spiceai.NewSource(cfg, path)
-		src.Logger = m.Logger.With("dataset", d.Name)
 		if err := src.Open(ctx); err != nil {
 			return nil, err
 		}

@@ -24,7 +24,7 @@ const (
 	logBytes     = "bytes"
 	logClient    = "client"
 	logRequestID = "request_id"
-	logError     = "error"
+	logError     = wire.LogError
 )
 
 // logEntry carries what a handler wants in the request's log line: the error

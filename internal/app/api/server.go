@@ -17,6 +17,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults of the Server's tunables.
@@ -65,7 +66,7 @@ type Server struct {
 	TrustedProxies []string
 	// Checks are probed by GET /readyz, concurrently.
 	Checks []Check
-	// Logger receives the request log; nothing is logged when nil.
+	// Logger receives the request log; nil means slog.Default().
 	Logger *slog.Logger
 
 	orders                              OrderStore
@@ -110,7 +111,7 @@ func (s *Server) Open() error {
 	go func() {
 		defer s.wg.Done()
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.logger().Error("api server stopped", "error", err)
+			s.logger().Error("api server stopped", wire.LogError, err)
 		}
 	}()
 	return nil
@@ -130,7 +131,7 @@ func (s *Server) Close(ctx context.Context) error {
 	return err
 }
 
-// ListenAddr returns the address the server listens on, once open.
+// ListenAddr returns the address the server listens on, once open; nil before.
 func (s *Server) ListenAddr() net.Addr {
 	if s.ln == nil {
 		return nil
@@ -138,7 +139,7 @@ func (s *Server) ListenAddr() net.Addr {
 	return s.ln.Addr()
 }
 
-// Port returns the port the server listens on, once open.
+// Port returns the port the server listens on, once open; 0 before.
 func (s *Server) Port() int {
 	if s.ln == nil {
 		return 0
@@ -146,8 +147,12 @@ func (s *Server) Port() int {
 	return s.ln.Addr().(*net.TCPAddr).Port
 }
 
-// URL returns the server's base URL on the loopback interface, once open.
+// URL returns the server's base URL on the loopback interface, once open; empty
+// before.
 func (s *Server) URL() string {
+	if s.ln == nil {
+		return ""
+	}
 	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port()))
 }
 
@@ -194,11 +199,9 @@ func (s *Server) requestTimeout() time.Duration {
 	return s.RequestTimeout
 }
 
-var discard = slog.New(slog.DiscardHandler)
-
 func (s *Server) logger() *slog.Logger {
 	if s.Logger == nil {
-		return discard
+		return slog.Default()
 	}
 	return s.Logger
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults for Engine's tunables.
@@ -42,7 +43,9 @@ type Engine struct {
 	Cache *Cache
 	// Metrics, when set, receives dataset, refresh and query metrics.
 	Metrics *Metrics
-	Logger  *slog.Logger
+	// Logger receives refresh failures, feed and view errors and restores;
+	// nil means slog.Default().
+	Logger *slog.Logger
 
 	store    Store
 	datasets map[string]*dataset
@@ -72,7 +75,6 @@ type Feed interface {
 // New returns an engine over store.
 func New(store Store) *Engine {
 	return &Engine{
-		Logger:   slog.Default(),
 		store:    store,
 		datasets: map[string]*dataset{},
 		views:    map[string]*view{},
@@ -112,6 +114,9 @@ func (e *Engine) OnChange(fn func()) { e.onChange = append(e.onChange, fn) }
 // Open resolves view dependencies, restores stored watermarks and starts loading.
 // It returns quickly: datasets load in the background.
 func (e *Engine) Open(ctx context.Context) error {
+	if e.Logger == nil {
+		e.Logger = slog.Default()
+	}
 	if e.MinPositionTimeout == 0 {
 		e.MinPositionTimeout = DefaultMinPositionTimeout
 	}
@@ -152,7 +157,7 @@ func (e *Engine) Open(ctx context.Context) error {
 		go func(f Feed) {
 			defer e.wg.Done()
 			if err := f.Run(e.ctx); err != nil && !errors.Is(err, context.Canceled) {
-				e.Logger.Error("change feed stopped", "datasets", f.Datasets(), "err", err)
+				e.Logger.Error("change feed stopped", "datasets", f.Datasets(), wire.LogError, err)
 			}
 		}(f)
 	}
@@ -321,7 +326,7 @@ func (e *Engine) createView(ctx context.Context, v *view) {
 	defer e.mu.Unlock()
 	if err != nil {
 		v.state, v.lastErr, v.lastErrAt = StateError, err, time.Now()
-		e.Logger.Error("create view", "view", v.name, "err", err)
+		e.Logger.Error("create view", "view", v.name, wire.LogError, err)
 		return
 	}
 	v.created, v.state, v.lastErr = true, StateReady, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // retentionLoop deletes rows older than retention_period every
@@ -20,7 +22,7 @@ func (e *Engine) retentionLoop(ctx context.Context, d *dataset) {
 		case <-t.C:
 		}
 		if err := e.applyRetention(ctx, d); err != nil && ctx.Err() == nil {
-			e.Logger.Warn("retention failed", "dataset", d.name, "err", err)
+			e.Logger.Warn("retention failed", "dataset", d.name, wire.LogError, err)
 		}
 	}
 }

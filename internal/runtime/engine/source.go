@@ -46,12 +46,6 @@ type Snapshot struct {
 	Position position.LSN
 }
 
-// Prober is implemented by sources that can check they are reachable without
-// reading data. Optional; connectors pin themselves to it.
-type Prober interface {
-	Ping(ctx context.Context) error
-}
-
 // Notifier is implemented by sources that can tell when their data changed, such
 // as a chained runtime that pushes change notices. The engine refreshes the dataset
 // on every notice, in addition to refresh_check_interval. Watch blocks until ctx

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // view is a view's spec and state; state fields are guarded by Engine.mu.
@@ -137,7 +138,7 @@ func (e *Engine) viewLoop(ctx context.Context, v *view) {
 				v.state = StateError
 			}
 			e.mu.Unlock()
-			e.Logger.Error("recompute view", "view", v.name, "err", err)
+			e.Logger.Error("recompute view", "view", v.name, wire.LogError, err)
 		}
 	}
 }

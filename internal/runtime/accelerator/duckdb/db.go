@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"runtime"
 	"strconv"
@@ -71,7 +70,6 @@ type DB struct {
 	// MaxConns bounds open connections; DefaultMaxConnsPerCPU per core when zero
 	// (at least 4).
 	MaxConns int
-	Logger   *slog.Logger
 
 	db         *sql.DB  // reads
 	wdb        *sql.DB  // writes, on the same database
@@ -81,7 +79,7 @@ type DB struct {
 
 // New returns a DB stored at path ("" for memory). Call Open before use.
 func New(path string) *DB {
-	return &DB{Path: path, Logger: slog.Default()}
+	return &DB{Path: path}
 }
 
 // Open opens the database with external access off and creates the bookkeeping

@@ -34,10 +34,10 @@ const (
 )
 
 // Source reads one table or view of another runtime (or any Flight SQL server). It
-// implements engine.Source, engine.Notifier and engine.Prober. Create it with
-// NewSource, adjust the exported fields, then Open.
+// implements engine.Source and engine.Notifier. Create it with NewSource,
+// adjust the exported fields, then Open.
 type Source struct {
-	// Logger receives reconnections of Watch. Default slog.Default().
+	// Logger receives reconnections of Watch; nil means slog.Default().
 	Logger *slog.Logger
 	// Allocator backs the record batches read. Default memory.DefaultAllocator.
 	Allocator memory.Allocator
@@ -58,14 +58,12 @@ type Source struct {
 var (
 	_ engine.Source   = (*Source)(nil)
 	_ engine.Notifier = (*Source)(nil)
-	_ engine.Prober   = (*Source)(nil)
 )
 
 // NewSource returns a Source for table as the upstream names it ("rankings", or
 // "schema.table" / "catalog.schema.table" to disambiguate).
 func NewSource(cfg Config, table string) *Source {
 	return &Source{
-		Logger:     slog.Default(),
 		Allocator:  memory.DefaultAllocator,
 		MaxBackoff: DefaultMaxBackoff,
 		cfg:        cfg,
@@ -77,6 +75,9 @@ func NewSource(cfg Config, table string) *Source {
 // the runtime starts is not an error here; Scan reports it, and succeeds once the
 // upstream answers.
 func (s *Source) Open(context.Context) error {
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
 	if s.cfg.Endpoint.Target == "" {
 		return errors.New("open flightsql source: no endpoint; build the Config with ParseParams")
 	}

@@ -34,7 +34,7 @@ func (s *Source) Watch(ctx context.Context, changed func()) error {
 		if notices > 0 {
 			wait = 100 * time.Millisecond
 		}
-		s.Logger.Debug("change notices interrupted; reconnecting", logTable, s.table, logEndpoint, s.cfg.Endpoint.String(), "in", wait, "err", err)
+		s.Logger.Debug("change notices interrupted; reconnecting", logTable, s.table, logEndpoint, s.cfg.Endpoint.String(), "in", wait, wire.LogError, err)
 		select {
 		case <-ctx.Done():
 			return nil

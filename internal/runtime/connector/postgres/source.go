@@ -31,11 +31,10 @@ const (
 	logRows  = "rows"
 )
 
-// Source reads one Postgres table or view. It implements engine.Source and
-// engine.Prober. Create it with NewSource, adjust the exported fields, then Open.
+// Source reads one Postgres table or view. It implements engine.Source. Create it
+// with NewSource, adjust the exported fields, then Open.
 type Source struct {
-	// Logger receives one debug line per scan; nil silences it. Default
-	// slog.Default().
+	// Logger receives one debug line per scan; nil means slog.Default().
 	Logger *slog.Logger
 	// Allocator backs the Arrow record batches. Default memory.DefaultAllocator.
 	Allocator memory.Allocator
@@ -54,16 +53,12 @@ type Source struct {
 	pool *pgxpool.Pool
 }
 
-var (
-	_ engine.Source = (*Source)(nil)
-	_ engine.Prober = (*Source)(nil)
-)
+var _ engine.Source = (*Source)(nil)
 
 // NewSource returns a Source for table ("public.orders" or "orders"; unquoted
 // names fold to lower case as in Postgres, double-quoted ones are taken as they are).
 func NewSource(cfg Config, table string) *Source {
 	return &Source{
-		Logger:     slog.Default(),
 		Allocator:  memory.DefaultAllocator,
 		BatchRows:  DefaultBatchRows,
 		BatchBytes: DefaultBatchBytes,
@@ -77,6 +72,9 @@ func NewSource(cfg Config, table string) *Source {
 // connect: a Postgres that is down when the runtime starts is not an error here;
 // Scan and Ping report it (and succeed once Postgres is up).
 func (s *Source) Open(ctx context.Context) error {
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
 	if s.cfg.PoolConfig == nil {
 		return errors.New("open postgres source: no connection settings; build the Config with ParseParams")
 	}
@@ -191,9 +189,7 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
 		return s.target.wrap(ctx, op, err)
 	}
-	if s.Logger != nil {
-		s.Logger.DebugContext(ctx, "postgres scan", logTable, s.table, logLSN, lsn.String(), logRows, rows, "batches", batches)
-	}
+	s.Logger.DebugContext(ctx, "postgres scan", logTable, s.table, logLSN, lsn.String(), logRows, rows, "batches", batches)
 	return nil
 }
 

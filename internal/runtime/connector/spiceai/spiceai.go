@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 
@@ -62,11 +61,9 @@ func ParseParams(params map[string]string) (Config, error) {
 }
 
 // Source reads one table of a Spice runtime over plain Arrow Flight. It
-// implements engine.Source and engine.Prober. Create it with NewSource, adjust
-// the exported fields, then Open.
+// implements engine.Source. Create it with NewSource, adjust the exported fields,
+// then Open.
 type Source struct {
-	// Logger is reserved for diagnostics. Default slog.Default().
-	Logger *slog.Logger
 	// Allocator backs the record batches read. Default memory.DefaultAllocator.
 	Allocator memory.Allocator
 
@@ -78,14 +75,11 @@ type Source struct {
 	client flight.Client
 }
 
-var (
-	_ engine.Source = (*Source)(nil)
-	_ engine.Prober = (*Source)(nil)
-)
+var _ engine.Source = (*Source)(nil)
 
 // NewSource returns a Source for table, used in SQL as written.
 func NewSource(cfg Config, table string) *Source {
-	return &Source{Logger: slog.Default(), Allocator: memory.DefaultAllocator, cfg: cfg, table: table}
+	return &Source{Allocator: memory.DefaultAllocator, cfg: cfg, table: table}
 }
 
 // Open creates the connection; it does not connect.

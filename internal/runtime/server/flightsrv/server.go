@@ -20,6 +20,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults for Server's tunables.
@@ -59,7 +60,7 @@ type Engine interface {
 // Server serves plain Arrow Flight and Flight SQL on one port. Create it with New,
 // adjust the exported fields, then Open; Close stops it.
 type Server struct {
-	// Logger receives unexpected errors (those answered with Internal). Default
+	// Logger receives unexpected errors (those answered with Internal); nil means
 	// slog.Default().
 	Logger *slog.Logger
 	// Allocator backs the Arrow memory the server allocates itself (catalog
@@ -110,22 +111,21 @@ type Server struct {
 // free port, see Addr) and answer from e.
 func New(addr string, e Engine) *Server {
 	return &Server{
-		Logger:    slog.Default(),
 		Allocator: memory.DefaultAllocator,
 		engine:    e,
 		addr:      addr,
 	}
 }
 
-// Addr returns the address the server listens on once open, the configured
-// address before.
+// Addr returns the address the server listens on (useful with port 0); empty
+// before Open.
 func (s *Server) Addr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.lis != nil {
-		return s.lis.Addr().String()
+	if s.lis == nil {
+		return ""
 	}
-	return s.addr
+	return s.lis.Addr().String()
 }
 
 // Open binds the address and starts serving.
@@ -179,7 +179,7 @@ func (s *Server) Open() error {
 	go func() {
 		defer s.wg.Done()
 		if err := gs.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			s.Logger.Error("flight server stopped", "addr", lis.Addr().String(), "err", err)
+			s.Logger.Error("flight server stopped", "addr", lis.Addr().String(), wire.LogError, err)
 		}
 	}()
 	go func() {

@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults.
@@ -42,7 +43,9 @@ type Endpoint struct {
 type Server struct {
 	// Endpoints are listed by /v1/status.
 	Endpoints []Endpoint
-	Logger    *slog.Logger
+	// Logger receives failed queries and a server that stops; nil means
+	// slog.Default().
+	Logger *slog.Logger
 	// APIKeys, when not empty, are required on every request but /health and
 	// /v1/ready (header X-API-Key); see auth.go.
 	APIKeys []string
@@ -57,11 +60,14 @@ type Server struct {
 
 // New returns a server for e that will listen on addr.
 func New(addr string, e Engine) *Server {
-	return &Server{addr: addr, engine: e, Logger: slog.Default()}
+	return &Server{addr: addr, engine: e}
 }
 
 // Open binds the listener and starts serving.
 func (s *Server) Open() error {
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
 	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
 		return fmt.Errorf("listen http on %s: %w", s.addr, err)
@@ -73,14 +79,19 @@ func (s *Server) Open() error {
 	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.Logger.Error("http server stopped", "err", err)
+			s.Logger.Error("http server stopped", wire.LogError, err)
 		}
 	}()
 	return nil
 }
 
-// Addr is the bound address (useful with ":0").
-func (s *Server) Addr() string { return s.ln.Addr().String() }
+// Addr is the bound address (useful with ":0"); empty before Open.
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
 
 // Close stops accepting requests and waits for running ones until ctx ends.
 func (s *Server) Close(ctx context.Context) error {

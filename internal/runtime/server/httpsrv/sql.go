@@ -52,7 +52,7 @@ func (s *Server) sql(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", format.contentType)
 	w.WriteHeader(http.StatusOK)
 	if err := format.write(w, res); err != nil {
-		s.Logger.Warn("write query result", "err", err)
+		s.Logger.Warn("write query result", wire.LogError, err)
 	}
 }
 
@@ -89,7 +89,7 @@ func statusOf(err error) int {
 func (s *Server) queryError(w http.ResponseWriter, r *http.Request, err error) {
 	code := statusOf(err)
 	if code >= 500 && code != http.StatusServiceUnavailable && code != http.StatusGatewayTimeout {
-		s.Logger.Error("query failed", "path", r.URL.Path, "err", err)
+		s.Logger.Error("query failed", "path", r.URL.Path, wire.LogError, err)
 	}
 	if code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -13,7 +12,10 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
 )
 
-// EnvInstance names the environment variable that InstanceFromEnv reads.
+// EnvInstance names the environment variable that sets a runtime's instance id
+// (--instance-id), which slot names include. Runtimes with the same spicepod name
+// that follow the same Postgres server (replicas) need distinct instances, each
+// stable across restarts so that mode: file can resume.
 const EnvInstance = "SPICE_INSTANCE_ID"
 
 // maxName is Postgres's limit on slot and publication names (NAMEDATALEN-1).
@@ -47,11 +49,6 @@ type Config struct {
 	File   bool
 	Tables []Table
 }
-
-// InstanceFromEnv returns SPICE_INSTANCE_ID, or "" when unset. Runtimes with the
-// same spicepod name that follow the same Postgres server (replicas) need distinct
-// instances, each stable across restarts so that mode: file can resume.
-func InstanceFromEnv() string { return os.Getenv(EnvInstance) }
 
 // Configs groups the datasets with refresh_mode: changes by source database, one
 // Config (one slot, one publication) per database. pod is the spicepod's name and

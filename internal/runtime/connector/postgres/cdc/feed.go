@@ -14,6 +14,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults for Feed's tunables.
@@ -71,7 +72,7 @@ type Store interface {
 // It implements engine.Feed. Create it with New, adjust the exported fields, and
 // register it with Engine.AddFeed; the engine calls Run.
 type Feed struct {
-	// Logger receives lifecycle events (snapshot, resume, reconnect). Default
+	// Logger receives lifecycle events (snapshot, resume, reconnect); nil means
 	// slog.Default().
 	Logger *slog.Logger
 	// Metrics, when set, receives lag, position and re-snapshot counts.
@@ -119,7 +120,6 @@ var _ engine.Feed = (*Feed)(nil)
 // from store.
 func New(eng Engine, store Store, cfg Config) *Feed {
 	return &Feed{
-		Logger:    slog.Default(),
 		Allocator: memory.DefaultAllocator,
 		cfg:       cfg,
 		eng:       eng,
@@ -188,7 +188,7 @@ func (f *Feed) Run(ctx context.Context) error {
 		if time.Since(began) > f.MaxBackoff {
 			backoff = minBackoff // it streamed for a while: this is a new outage
 		}
-		f.Logger.Warn("change feed failed; reconnecting", logSlot, f.cfg.Slot, "in", backoff, "err", err)
+		f.Logger.Warn("change feed failed; reconnecting", logSlot, f.cfg.Slot, "in", backoff, wire.LogError, err)
 		select {
 		case <-ctx.Done():
 		case <-time.After(backoff):
@@ -213,7 +213,7 @@ func (f *Feed) shutdown(ctx context.Context) {
 	}
 	if err := dropSlot(context.WithoutCancel(ctx), f.cfg.Postgres, f.cfg.Slot); err != nil {
 		f.Logger.Warn("could not drop the replication slot of a memory-mode feed; drop it with `dataruntime drop-slots` or pg_drop_replication_slot, it holds WAL on the server",
-			logSlot, f.cfg.Slot, "err", err)
+			logSlot, f.cfg.Slot, wire.LogError, err)
 		return
 	}
 	f.Logger.Info("dropped replication slot", logSlot, f.cfg.Slot)

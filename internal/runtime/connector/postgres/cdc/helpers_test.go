@@ -91,7 +91,6 @@ func startRuntime(tb testing.TB, podYAML, path string, tweak func(*cdc.Feed)) *r
 	r := &runtime{reg: prometheus.NewRegistry(), log: &syncBuffer{}, mem: memory.NewCheckedAllocator(memory.NewGoAllocator())}
 	logger := slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	r.db = duckdb.New(path)
-	r.db.Logger = logger
 	if err := r.db.Open(ctx); err != nil {
 		tb.Fatalf("open duckdb: %v", err)
 	}
