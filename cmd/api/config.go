@@ -107,16 +107,10 @@ var envVars = []envVar{
 		func(c *Config, v string) error { c.TrustedProxies = splitList(v); return nil }},
 	{"API_DEBUG_ADDR", "", "address for Go's pprof profiles (/debug/pprof/); off when empty. Keep it off public interfaces",
 		func(c *Config, v string) error { c.DebugAddr = v; return nil }},
-	{"LOG_LEVEL", "info", "debug logs every request; info logs only failures (5xx)",
-		func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
-	{"LOG_FORMAT", "text", "text or json",
-		func(c *Config, v string) error {
-			if v != "text" && v != "json" {
-				return fmt.Errorf("want text or json")
-			}
-			c.LogFormat = v
-			return nil
-		}},
+	{"LOG_LEVEL", "info", logLevels + "; debug logs every request, info only failures (5xx)",
+		func(c *Config, v string) (err error) { c.LogLevel, err = parseLogLevel(v); return err }},
+	{"LOG_FORMAT", "text", logFormats + " (one JSON object a line)",
+		func(c *Config, v string) (err error) { c.LogFormat, err = parseLogFormat(v); return err }},
 }
 
 // LoadConfig reads the configuration through getenv (os.Getenv); unset or empty

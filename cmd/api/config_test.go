@@ -64,7 +64,7 @@ func TestLoadConfig_Errors(t *testing.T) {
 		{"POSTGRES_ACQUIRE_TIMEOUT", "5", `POSTGRES_ACQUIRE_TIMEOUT="5": want a positive duration like 5s or 500ms`},
 		{"ACCELERATED_FLIGHT_ADDR", "https://accelerated:50051", `ACCELERATED_FLIGHT_ADDR="https://accelerated:50051": want host:port of a plaintext Flight endpoint`},
 		{"MATERIALIZED_FLIGHT_ADDR", "materialized", `MATERIALIZED_FLIGHT_ADDR="materialized": want host:port, like accelerated:50051`},
-		{"LOG_LEVEL", "loud", `LOG_LEVEL="loud"`},
+		{"LOG_LEVEL", "loud", `LOG_LEVEL="loud": want debug, info, warn or error`},
 		{"LOG_FORMAT", "xml", `LOG_FORMAT="xml": want text or json`},
 		{"RUNTIME_PROTOCOL", "grpc", `RUNTIME_PROTOCOL="grpc": want flight or flightsql`},
 	} {

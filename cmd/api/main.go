@@ -54,7 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	m := NewMain()
 	m.Config = cfg
-	m.Logger = newLogger(cfg, stderr)
+	m.Logger = newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
 	if err := m.Run(ctx); err != nil {
 		m.Logger.Error("start", wire.LogError, err)
 		_ = m.Close()
@@ -68,14 +68,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func newLogger(cfg Config, w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // The implementations wired below satisfy the api's interfaces.

@@ -40,14 +40,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return dropSlots(ctx, args[1:], stderr)
 		}
 	}
-	cfg, err := parseFlags(args, stderr)
+	cfg, err := parseFlags(args, os.Getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
 		return 2
 	}
-	logger := newLogger(cfg.LogLevel, stderr)
+	logger := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	m := NewMain(cfg, logger)
@@ -66,8 +66,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func parseFlags(args []string, stderr io.Writer) (Config, error) {
-	var cfg Config
+// parseFlags reads the command line; LOG_LEVEL and LOG_FORMAT (through getenv)
+// are the defaults of --log-level and --log-format. An unknown value is an error
+// naming the valid ones, written to stderr.
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	cfg := Config{LogLevel: slog.LevelInfo, LogFormat: "text"}
+	for _, e := range []struct {
+		name string
+		set  func(string) error
+	}{
+		{"LOG_LEVEL", func(v string) (err error) { cfg.LogLevel, err = parseLogLevel(v); return err }},
+		{"LOG_FORMAT", func(v string) (err error) { cfg.LogFormat, err = parseLogFormat(v); return err }},
+	} {
+		if v := strings.TrimSpace(getenv(e.name)); v != "" {
+			if err := e.set(v); err != nil {
+				fmt.Fprintf(stderr, "dataruntime: %s=%q: %v\n", e.name, v, err)
+				return cfg, fmt.Errorf("%s=%q: %w", e.name, v, err)
+			}
+		}
+	}
 	fs := flag.NewFlagSet("dataruntime", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.Spicepod, "spicepod", "spicepod.yaml", "the spicepod to serve")
@@ -76,7 +93,10 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&cfg.MetricsAddr, "metrics", "", "address of Prometheus /metrics (off unless given; 9090 by convention)")
 	fs.StringVar(&cfg.DataDir, "data-dir", ".spice/data", "directory of the DuckDB file for datasets with acceleration mode: file")
 	fs.StringVar(&cfg.InstanceID, "instance-id", envOr(cdc.EnvInstance, ""), "names this instance's replication slot; keep it stable across restarts (replicas of one spicepod need distinct ids); \"auto\" derives it from the container's compose name (see README)")
-	fs.StringVar(&cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.Func("log-level", "`level`: "+logLevels+" (default $LOG_LEVEL, else info)",
+		func(v string) (err error) { cfg.LogLevel, err = parseLogLevel(v); return err })
+	fs.Func("log-format", "`format`: "+logFormats+" (default $LOG_FORMAT, else text)",
+		func(v string) (err error) { cfg.LogFormat, err = parseLogFormat(v); return err })
 	fs.IntVar(&cfg.DuckDBThreads, "duckdb-threads", duckdb.DefaultThreads(), "DuckDB threads (default half the cores: many small queries run side by side, each on its own connection)")
 	fs.DurationVar(&cfg.Drain, "drain", DefaultDrain, "on SIGTERM, how long to keep answering while gRPC health reports NOT_SERVING, so balancers stop sending first (0: stop at once)")
 	fs.DurationVar(&cfg.MinPositionTimeout, "min-position-timeout", engine.DefaultMinPositionTimeout, "how long a query waits for the position a reader asks for with Spice-Min-Position")
@@ -101,14 +121,6 @@ Flags:
 		return cfg, fmt.Errorf("unexpected argument")
 	}
 	return cfg, nil
-}
-
-func newLogger(level string, w io.Writer) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
 func envOr(name, def string) string {

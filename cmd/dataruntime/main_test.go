@@ -69,7 +69,7 @@ func MustRuntime(tb testing.TB, pod string) *runtime {
 	if err := os.WriteFile(path, []byte(pod), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	cfg := Config{Spicepod: path, HTTPAddr: "127.0.0.1:0", FlightAddr: "127.0.0.1:0", DataDir: dir, LogLevel: "debug",
+	cfg := Config{Spicepod: path, HTTPAddr: "127.0.0.1:0", FlightAddr: "127.0.0.1:0", DataDir: dir, LogLevel: slog.LevelDebug,
 		MinPositionTimeout: 2 * time.Second}
 	m := NewMain(cfg, slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if err := m.Run(context.Background()); err != nil {

@@ -42,7 +42,10 @@ type Config struct {
 	MetricsAddr string
 	DataDir     string
 	InstanceID  string
-	LogLevel    string
+	// LogLevel and LogFormat ("text" or "json") shape the logger run builds;
+	// Main itself uses the Logger it is given.
+	LogLevel  slog.Level
+	LogFormat string
 	// MinPositionTimeout bounds waits for Spice-Min-Position; engine default when 0.
 	MinPositionTimeout time.Duration
 	// DuckDBThreads is DuckDB's thread count; 0 means duckdb.DefaultThreads().

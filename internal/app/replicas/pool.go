@@ -1,6 +1,8 @@
 package replicas
 
 import (
+	"github.com/cqrs-spice/cqrs/internal/wire"
+
 	"context"
 	"errors"
 	"fmt"
@@ -172,7 +174,7 @@ func (p *Pool) refresh() {
 	p.mu.Unlock()
 	if err != nil {
 		if changed && p.ctx.Err() == nil {
-			p.Logger.Warn("resolve replicas", "service", p.name, "target", p.target, "err", err)
+			p.Logger.Warn("resolve replicas", "service", p.name, "target", p.target, wire.LogError, err)
 		}
 		return
 	}
@@ -190,7 +192,7 @@ func (p *Pool) refresh() {
 		}
 		r, err := p.newReplica(addr)
 		if err != nil {
-			p.Logger.Error("add replica", "service", p.name, "addr", addr, "err", err)
+			p.Logger.Error("add replica", "service", p.name, "addr", addr, wire.LogError, err)
 			continue
 		}
 		added = append(added, r)

@@ -1,6 +1,8 @@
 package replicas
 
 import (
+	"github.com/cqrs-spice/cqrs/internal/wire"
+
 	"context"
 	"fmt"
 	"sync"
@@ -159,7 +161,7 @@ func (r *replica) failed(p *Pool, now time.Time, err error) {
 	r.mu.Unlock()
 	if eject {
 		p.Logger.Warn("replica ejected: failed reads in a row", "service", p.name, "addr", r.addr,
-			"failures", p.EjectAfter, "for", p.EjectFor, "err", err)
+			"failures", p.EjectAfter, "for", p.EjectFor, wire.LogError, err)
 	}
 }
 
