@@ -32,7 +32,8 @@ func (d *decoder) failErr(kind error, line int, comp, field, format string, args
 	})
 }
 
-// err returns the collected problems in file order.
+// err returns the collected problems in file order, the first MaxErrors of
+// them and then how many more there are.
 func (d *decoder) err() error {
 	slices.SortStableFunc(d.errs, func(a, b *Error) int { return a.Line - b.Line })
 	switch len(d.errs) {
@@ -41,9 +42,13 @@ func (d *decoder) err() error {
 	case 1:
 		return d.errs[0]
 	}
-	errs := make([]error, len(d.errs))
-	for i, e := range d.errs {
+	shown := d.errs[:min(len(d.errs), MaxErrors)]
+	errs := make([]error, len(shown), len(shown)+1)
+	for i, e := range shown {
 		errs[i] = e
+	}
+	if more := len(d.errs) - len(shown); more > 0 {
+		errs = append(errs, &Error{File: d.file, Msg: fmt.Sprintf("...and %d more problems; fix these and run again", more)})
 	}
 	return errors.Join(errs...)
 }
@@ -110,12 +115,16 @@ func (d *decoder) object(n *yaml.Node, comp, path string, ks keySet) *object {
 			delete(o.vals, key)
 		case ks.unsupported[key] != "":
 			d.failErr(ErrUnsupported, k.Line, comp, o.field(key), "is not supported by this runtime; %s", ks.unsupported[key])
+		case len(d.errs) >= MaxErrors:
+			// Counted only: the message is never shown, and suggest is
+			// quadratic in the key's length.
+			d.fail(k.Line, comp, "", "unknown key")
 		default:
 			msg := "unknown key"
 			if s := suggest(key, allowed); s != "" {
 				msg += fmt.Sprintf(" (did you mean %s?)", s)
 			}
-			d.fail(k.Line, comp, o.field(key), "%s; allowed keys: %s", msg, strings.Join(ks.known, ", "))
+			d.fail(k.Line, comp, o.field(shownKey(key)), "%s; allowed keys: %s", msg, strings.Join(ks.known, ", "))
 		}
 	}
 	return o

@@ -208,7 +208,11 @@ type Secret struct {
 // A missing file is reported with an error that satisfies
 // errors.Is(err, fs.ErrNotExist).
 func Load(path string, lookup func(name string) (string, bool)) (*Pod, error) {
-	data, err := os.ReadFile(path)
+	data, err := readLimited(path)
+	var tooBig *Error
+	if errors.As(err, &tooBig) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read spicepod: %w", err)
 	}
@@ -218,7 +222,9 @@ func Load(path string, lookup func(name string) (string, bool)) (*Pod, error) {
 // Parse validates data as the spicepod file named filename. filename is used
 // in error messages and to resolve sql_ref. Every problem found is reported:
 // the error is an *Error, or several joined with errors.Join, each naming the
-// file, the line, the dataset or view and the field.
+// file, the line, the dataset or view and the field. At most MaxErrors are
+// listed, then how many more there are. Files over MaxFileBytes, aliases that
+// contain themselves and aliases expanding past MaxNodes are refused.
 func Parse(data []byte, filename string, lookup func(string) (string, bool)) (*Pod, error) {
 	if lookup == nil {
 		lookup = func(string) (string, bool) { return "", false }
@@ -227,11 +233,18 @@ func Parse(data []byte, filename string, lookup func(string) (string, bool)) (*P
 	if err != nil {
 		return nil, fmt.Errorf("resolve spicepod directory: %w", err)
 	}
+	if len(data) > MaxFileBytes {
+		return nil, tooLarge(filename, int64(len(data)))
+	}
 	d := &decoder{file: filename, dir: dir, lookup: lookup}
 
 	root, err := parseYAML(data)
 	if err != nil {
 		line, msg := splitYAMLError(err)
+		d.fail(line, "", "", "%s", msg)
+		return nil, d.err()
+	}
+	if line, msg := checkAliases(root); msg != "" {
 		d.fail(line, "", "", "%s", msg)
 		return nil, d.err()
 	}
