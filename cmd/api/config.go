@@ -52,6 +52,7 @@ type Config struct {
 	RequestTimeout   time.Duration
 	ShutdownTimeout  time.Duration
 	TrustedProxies   []string
+	WriteKey         string // API_WRITE_KEY; empty: POST /orders is open
 	DebugAddr        string // pprof; empty: off
 	LogLevel         slog.Level
 	LogFormat        string // "text" or "json"
@@ -105,6 +106,8 @@ var envVars = []envVar{
 		func(c *Config, v string) (err error) { c.ShutdownTimeout, err = duration(v); return err }},
 	{"API_TRUSTED_PROXIES", strings.Join(api.DefaultTrustedProxies, ","), "CIDRs of proxies whose X-Forwarded-For the request log believes",
 		func(c *Config, v string) error { c.TrustedProxies = splitList(v); return nil }},
+	{"API_WRITE_KEY", "", "when set, POST /orders needs this value in the X-API-Key header (401 without); off when empty",
+		func(c *Config, v string) error { c.WriteKey = v; return nil }},
 	{"API_DEBUG_ADDR", "", "address for Go's pprof profiles (/debug/pprof/); off when empty. Keep it off public interfaces",
 		func(c *Config, v string) error { c.DebugAddr = v; return nil }},
 	{"LOG_LEVEL", "info", logLevels + "; debug logs every request, info only failures (5xx)",

@@ -43,6 +43,7 @@ func TestLoadConfig_Set(t *testing.T) {
 		"LOG_FORMAT":               "json",
 		"RUNTIME_PROTOCOL":         "flightsql",
 		"API_DEBUG_ADDR":           "127.0.0.1:6060",
+		"API_WRITE_KEY":            "s3cret",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func TestLoadConfig_Set(t *testing.T) {
 		c.MaterializedAddr != "materialized:50051" || c.AcquireTimeout != 250*time.Millisecond ||
 		strings.Join(c.TrustedProxies, " ") != "10.0.0.0/8 172.16.0.0/12" ||
 		c.LogLevel != slog.LevelDebug || c.LogFormat != "json" ||
-		c.RuntimeProtocol != "flightsql" || c.DebugAddr != "127.0.0.1:6060" {
+		c.RuntimeProtocol != "flightsql" || c.DebugAddr != "127.0.0.1:6060" || c.WriteKey != "s3cret" {
 		t.Fatalf("config=%+v", c)
 	}
 }

@@ -141,6 +141,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Server.Addr = cfg.Addr
 	m.Server.RequestTimeout = cfg.RequestTimeout
 	m.Server.TrustedProxies = cfg.TrustedProxies
+	m.Server.WriteKey = cfg.WriteKey
 	m.Server.Logger = m.Logger
 	m.Server.Checks = []api.Check{
 		// On the orders' pool: a flood of /ranking, which fills its own pool, must
@@ -166,7 +167,8 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.Logger.Info("api listening", "addr", m.Server.ListenAddr().String(),
 		"postgres", m.Postgres.Addr(), "accelerated", cfg.AcceleratedAddr, "materialized", cfg.MaterializedAddr,
-		"pool_size", cfg.PoolSize, "write_pool_size", cfg.WritePoolSize, "runtime_protocol", cfg.RuntimeProtocol)
+		"pool_size", cfg.PoolSize, "write_pool_size", cfg.WritePoolSize, "runtime_protocol", cfg.RuntimeProtocol,
+		"write_key", cfg.WriteKey != "")
 	return nil
 }
 

@@ -194,7 +194,7 @@ func TestOrders_WriteOneRowWithToken(t *testing.T) {
 		t.Fatalf("order=%+v", o)
 	}
 
-	a = do(t, m, "POST", "/orders", `{"product_id": 3, "count": 5}`)
+	a = do(t, m, "POST", "/orders", `{"product_id": 3, "count": 5}`, "Content-Type", "application/json")
 	if a.status != http.StatusCreated || !strings.Contains(a.body, `"product_id":3,"count":5`) {
 		t.Fatalf("status=%d body=%s, want 201 with the order", a.status, a.body)
 	}
@@ -294,7 +294,7 @@ func TestRanking_Postgres(t *testing.T) {
 
 func TestRanking_ReadYourWrite(t *testing.T) {
 	m := MustRunMain(t, nil)
-	a := do(t, m, "POST", "/orders", `{"product_id": 2, "count": 1000}`)
+	a := do(t, m, "POST", "/orders", `{"product_id": 2, "count": 1000}`, "Content-Type", "application/json")
 	if a.status != 201 {
 		t.Fatalf("status=%d: %s", a.status, a.body)
 	}

@@ -158,7 +158,7 @@ func TestCreateOrder_Body(t *testing.T) {
 		got = o
 		return orders.Order{ID: 1, ProductID: o.ProductID, Count: o.Count, CreatedAt: createdAt}, 0x20, nil
 	}
-	w := f.do(t, "POST", "/orders", `{"product_id": 3, "count": 10000}`)
+	w := f.do(t, "POST", "/orders", `{"product_id": 3, "count": 10000}`, "Content-Type", "application/json")
 	if w.Code != http.StatusCreated {
 		t.Fatalf("status=%d, want 201: %s", w.Code, w.Body)
 	}
@@ -204,7 +204,7 @@ func TestCreateOrder_Rejected(t *testing.T) {
 				// What the store answers on a foreign key violation.
 				return orders.Order{}, 0, &orders.Error{Kind: orders.ErrUnknownProduct, Msg: fmt.Sprintf("product %d does not exist: order a product listed in the products table", o.ProductID)}
 			}
-			w := f.do(t, "POST", "/orders", tt.body)
+			w := f.do(t, "POST", "/orders", tt.body, "Content-Type", "application/json")
 			if got := w.Code; got != tt.status {
 				t.Fatalf("status=%d, want %d: %s", got, tt.status, w.Body)
 			}

@@ -19,6 +19,10 @@ var (
 	errTooLarge         = errors.New("request body too large")
 	errNotFound         = errors.New("not found")
 	errMethodNotAllowed = errors.New("method not allowed")
+	errMediaType        = errors.New("unsupported media type")
+	errUnauthorized     = errors.New("unauthorized")
+	errForbidden        = errors.New("forbidden")
+	errSlowBody         = errors.New("request body timeout")
 )
 
 // requestError is a problem with the request itself; its message is the whole
@@ -50,6 +54,14 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, errMethodNotAllowed):
 		return http.StatusMethodNotAllowed
+	case errors.Is(err, errMediaType):
+		return http.StatusUnsupportedMediaType
+	case errors.Is(err, errUnauthorized):
+		return http.StatusUnauthorized
+	case errors.Is(err, errForbidden):
+		return http.StatusForbidden
+	case errors.Is(err, errSlowBody):
+		return http.StatusRequestTimeout
 	case errors.Is(err, orders.ErrInvalid), errors.Is(err, orders.ErrUnknownProduct):
 		return http.StatusUnprocessableEntity
 	case errors.Is(err, orders.ErrNoProducts):

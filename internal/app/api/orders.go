@@ -2,11 +2,12 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
-	"strings"
+	"os"
+	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/position"
@@ -19,7 +20,7 @@ const orderExample = `{"product_id": 1, "count": 3}`
 // body is empty (the recipe's behaviour). It answers 201 with the order and its
 // read-your-writes token in Spice-Position.
 func (s *Server) handleCreateOrder(w http.ResponseWriter, r *http.Request) {
-	o, random, err := decodeOrder(w, r)
+	o, random, err := s.decodeOrder(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -39,62 +40,38 @@ func (s *Server) handleCreateOrder(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, order)
 }
 
-// decodeOrder reads the body strictly: one JSON object with exactly the fields
-// product_id and count, both integers, within MaxBodyBytes. An empty body asks for
-// a random order. Range checks are the store's (orders.NewOrder.Validate).
-func decodeOrder(w http.ResponseWriter, r *http.Request) (o orders.NewOrder, random bool, err error) {
+// decodeOrder reads the body within MaxBodyBytes and BodyTimeout. No body and no
+// Content-Type asks for a random order (the recipe's curl -X POST); a body must
+// be sent as application/json and is decoded by parseOrder.
+func (s *Server) decodeOrder(w http.ResponseWriter, r *http.Request) (o orders.NewOrder, random bool, err error) {
+	ct := r.Header.Get("Content-Type")
+	isJSON := false
+	if ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if isJSON = err == nil && mt == "application/json"; !isJSON {
+			return o, false, requestErrorf(errMediaType, "Content-Type %q is not accepted; send the order as JSON with Content-Type: application/json, like %s, or send no body and no Content-Type for a random order", ct, orderExample)
+		}
+	}
+	// A deadline for the body: ReadHeaderTimeout ends with the headers, and a
+	// client trickling a body would otherwise hold its connection.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.bodyTimeout()))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		switch {
+		case errors.As(err, &tooLarge):
 			return o, false, requestErrorf(errTooLarge, "the body exceeds %d bytes; send %s", MaxBodyBytes, orderExample)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return o, false, requestErrorf(errSlowBody, "the body did not arrive within %s; send it at once", s.bodyTimeout())
 		}
 		return o, false, requestErrorf(errBadRequest, "read body: %v", err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return o, true, nil
 	}
-	var req struct {
-		ProductID *int64 `json:"product_id"`
-		Count     *int64 `json:"count"`
+	if !isJSON {
+		return o, false, requestErrorf(errMediaType, "a body needs Content-Type: application/json; send it with that header, like %s, or send no body for a random order", orderExample)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return o, false, describeJSONError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return o, false, requestErrorf(errBadRequest, "the body holds more than one JSON value; send one object like %s", orderExample)
-	}
-	var missing []string
-	if req.ProductID == nil {
-		missing = append(missing, "product_id")
-	}
-	if req.Count == nil {
-		missing = append(missing, "count")
-	}
-	if len(missing) > 0 {
-		return o, false, requestErrorf(errBadRequest, "missing %s; send %s, or no body for a random order", strings.Join(missing, " and "), orderExample)
-	}
-	return orders.NewOrder{ProductID: *req.ProductID, Count: *req.Count}, false, nil
-}
-
-func describeJSONError(err error) error {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syntax):
-		return requestErrorf(errBadRequest, "malformed JSON at byte %d (%v); send %s", syntax.Offset, syntax, orderExample)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return requestErrorf(errBadRequest, "malformed JSON: the body ends early; send %s", orderExample)
-	case errors.As(err, &typ) && typ.Field != "":
-		return requestErrorf(errBadRequest, "field %s must be an integer, not %s; send %s", typ.Field, typ.Value, orderExample)
-	case errors.As(err, &typ):
-		return requestErrorf(errBadRequest, "the body is a JSON %s; send one object like %s", typ.Value, orderExample)
-	case strings.Contains(err.Error(), "unknown field"):
-		field := err.Error()[strings.Index(err.Error(), "unknown field")+len("unknown field "):]
-		return requestErrorf(errBadRequest, "unknown field %s; send only product_id and count, like %s", field, orderExample)
-	default:
-		return requestErrorf(errBadRequest, "%v; send %s", err, orderExample)
-	}
+	o, err = parseOrder(body)
+	return o, false, err
 }
