@@ -21,6 +21,9 @@ type Store interface {
 	// Tables parses a query, refuses anything but one SELECT, and returns the names
 	// of the tables and views it reads, as written.
 	Tables(ctx context.Context, query string) ([]string, error)
+	// CheckView refuses a view's query unless it is one read-only SELECT, by
+	// the guard user queries pass; the tables it reads need not exist yet.
+	CheckView(ctx context.Context, query string) error
 	// Watermarks returns the stored watermark of every dataset that has one.
 	Watermarks(ctx context.Context) (map[string]position.LSN, error)
 	// CreateView creates or replaces a query-time view.

@@ -56,6 +56,11 @@ func (v *view) markDirty() {
 func (e *Engine) resolveViews(ctx context.Context) error {
 	direct := map[string][]string{}
 	for name, v := range e.views {
+		// A view's text is run inside CREATE VIEW; a second statement after a
+		// semicolon would run too, with the runtime's rights.
+		if err := e.store.CheckView(ctx, v.spec.SQL); err != nil {
+			return fmt.Errorf("view %s: sql: %w", name, err)
+		}
 		names, err := e.store.Tables(ctx, v.spec.SQL)
 		if err != nil {
 			return fmt.Errorf("view %s: parse sql: %w", name, err)
