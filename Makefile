@@ -6,6 +6,7 @@
 #   make            check ports, build, images, start the stack, wait until healthy (= make up)
 #   make secrets    create secrets.env (the runtimes' API keys, random) unless it exists
 #   make test       the test suite (needs Docker for Postgres)
+#   make fuzz       each fuzz target for FUZZTIME (default 30s)
 #   make deps       install missing host packages (root + apt), else name the command
 #   make logs       the stack's recent logs (FOLLOW=1 to follow)
 #   make scale      change the runtimes' replica counts on the running stack
@@ -73,7 +74,7 @@ SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
 .PHONY: up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
-	wait endpoints down clean logs test bench bench-quick bench-failover scale drop-stale-slots
+	wait endpoints down clean logs test fuzz bench bench-quick bench-failover scale drop-stale-slots
 
 up: ports secrets build images
 	@echo "==> $(COMPOSE) up -d"
@@ -273,6 +274,20 @@ test: export TESTCONTAINERS_RYUK_DISABLED = true
 test: secrets build images
 	$(GO) test -tags '$(TEST_TAGS)' -count=1 ./...
 	COMPOSE='$(COMPOSE)' $(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/e2e/
+
+# Each fuzz target in turn for FUZZTIME; plain `go test` (make test) runs their
+# seeds. FuzzGuard runs DuckDB, so it needs the duckdb_arrow tag like the runtime.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	FuzzParse:./internal/runtime/spicepod/ \
+	FuzzParseOrder:./internal/app/api/ \
+	FuzzDecodeTicket:./internal/runtime/server/flightsrv/ \
+	FuzzGuard:./internal/runtime/accelerator/duckdb/
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "==> $${t%%:*} ($(FUZZTIME))"; \
+		$(GO) test -tags '$(TEST_TAGS)' -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime '$(FUZZTIME)' "$${t#*:}"; \
+	done
 
 ## Benchmark -----------------------------------------------------------------
 
