@@ -27,7 +27,7 @@ func FuzzParse(f *testing.F) {
 	for _, tt := range hostilePods {
 		f.Add([]byte(tt.doc))
 	}
-	f.Add([]byte(podHead + "views:\n  - name: v\n    sql: select 1 as a; create table pwn as select 42 as y\n"))
+	f.Add([]byte(hostileHead + "views:\n  - name: v\n    sql: select 1 as a; create table pwn as select 42 as y\n"))
 	name := filepath.Join(f.TempDir(), "spicepod.yaml")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pod, err := spicepod.Parse(data, name, lookup)

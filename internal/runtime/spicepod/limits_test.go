@@ -11,13 +11,13 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
 )
 
-const podHead = "version: v1\nkind: Spicepod\nname: hostile\n"
+const hostileHead = "version: v1\nkind: Spicepod\nname: hostile\n"
 
 // billionLaughs nests levels lists of ten aliases each: 10^levels nodes
 // expanded from a file of a few hundred bytes.
 func billionLaughs(levels int) string {
 	var b strings.Builder
-	b.WriteString(podHead + "datasets:\n  - from: postgres:public.orders\n    name: orders\n    params:\n")
+	b.WriteString(hostileHead + "datasets:\n  - from: postgres:public.orders\n    name: orders\n    params:\n")
 	b.WriteString("      l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
 	for i := 1; i <= levels; i++ {
 		fmt.Fprintf(&b, "      l%d: &l%d [", i, i)
@@ -35,7 +35,7 @@ func billionLaughs(levels int) string {
 // unknownKeys is a dataset with n unknown keys.
 func unknownKeys(n int) string {
 	var b strings.Builder
-	b.WriteString(podHead + "datasets:\n  - from: postgres:public.orders\n    name: orders\n")
+	b.WriteString(hostileHead + "datasets:\n  - from: postgres:public.orders\n    name: orders\n")
 	for i := range n {
 		fmt.Fprintf(&b, "    junk_%d: x\n", i)
 	}
@@ -49,17 +49,17 @@ var hostilePods = []struct {
 	doc  string
 	want []string
 }{
-	{"merge of its own anchor", podHead + "datasets:\n  - from: postgres:public.orders\n    name: orders\n    params: &p {pg_host: h, <<: *p}\n",
+	{"merge of its own anchor", hostileHead + "datasets:\n  - from: postgres:public.orders\n    name: orders\n    params: &p {pg_host: h, <<: *p}\n",
 		[]string{"line 7", "anchor &p refers to itself", "*p"}},
-	{"list holding its own anchor", podHead + "datasets: &d [*d]\n",
+	{"list holding its own anchor", hostileHead + "datasets: &d [*d]\n",
 		[]string{"line 4", "anchor &d refers to itself"}},
-	{"merge of an anchor that merges it back", podHead + "a: &a {x: 1, <<: *b}\nb: &b {y: 2, <<: *a}\n",
+	{"merge of an anchor that merges it back", hostileHead + "a: &a {x: 1, <<: *b}\nb: &b {y: 2, <<: *a}\n",
 		[]string{"unknown anchor 'b'"}},
 	{"billion laughs", billionLaughs(9),
 		[]string{"expand to more than 100000 YAML nodes", "alias bomb"}},
 	{"many unknown keys", unknownKeys(5000),
 		[]string{"junk_0: unknown key", "...and 4980 more problems"}},
-	{"long unknown key", podHead + "? " + strings.Repeat("k", 10000) + "\n: 1\n",
+	{"long unknown key", hostileHead + "? " + strings.Repeat("k", 10000) + "\n: 1\n",
 		[]string{"kkkk... (10000 bytes): unknown key"}},
 }
 
@@ -90,7 +90,7 @@ func TestParse_Hostile(t *testing.T) {
 }
 
 func TestParse_SharedAnchorsStillWork(t *testing.T) {
-	doc := podHead + `datasets:
+	doc := hostileHead + `datasets:
   - from: postgres:public.orders
     name: orders
     params:
@@ -109,7 +109,7 @@ func TestParse_SharedAnchorsStillWork(t *testing.T) {
 }
 
 func TestLoadAndParse_RefuseLargeFiles(t *testing.T) {
-	big := podHead + "# " + strings.Repeat("x", spicepod.MaxFileBytes) + "\n"
+	big := hostileHead + "# " + strings.Repeat("x", spicepod.MaxFileBytes) + "\n"
 	path := filepath.Join(t.TempDir(), "big.yaml")
 	if err := os.WriteFile(path, []byte(big), 0o644); err != nil {
 		t.Fatal(err)

@@ -81,7 +81,7 @@ func FuzzGuard(f *testing.F) {
 	}
 	f.Cleanup(func() { db.Close() })
 	ctx := context.Background()
-	if err := db.Update(ctx, func(tx engine.StoreTx) error { return tx.Exec("create table t as select 1 as x") }); err != nil {
+	if err := db.Update(ctx, func(tx engine.StoreTx) error { return tx.(*duckdb.Tx).Exec("create table t as select 1 as x") }); err != nil {
 		f.Fatal(err)
 	}
 	const catalog = "select (select count(*) from duckdb_tables()) || '/' || (select count(*) from duckdb_views() where not internal) || '/' || (select count(*) from t) || '/' || (select count(*) from duckdb_databases())"
