@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/lru"
 )
 
 // result builds a one-column result of n rows from mem.
@@ -61,7 +62,7 @@ func TestCacheSharesResultsAndReleasesThem(t *testing.T) {
 func TestCacheEvictsLeastRecentWhenFull(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	c := engine.NewCache(8*100*4, time.Hour) // room for four results of 100 rows
+	c := engine.NewCache(4*(8*100+1+lru.EntryOverhead), time.Hour) // room for four results of 100 rows and their keys
 	for _, key := range []string{"a", "b", "c", "d"} {
 		res := result(t, mem, 100)
 		c.Put(key, res)

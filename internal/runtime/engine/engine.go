@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/lru"
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
@@ -28,6 +29,12 @@ const (
 	// refreshed at once; under a stream of changes (a chained upstream pushing a
 	// notice per write) refreshes coalesce instead of running back to back.
 	DefaultMinRefreshSpacing = 50 * time.Millisecond
+	// DefaultQueryTimeout bounds one query from its arrival.
+	DefaultQueryTimeout = 30 * time.Second
+	// DefaultMaxQueryBytes bounds a query text, over HTTP and Flight alike.
+	DefaultMaxQueryBytes = 1 << 20
+	// DefaultPlanCacheBytes bounds the parsed-query cache, texts included.
+	DefaultPlanCacheBytes = 16 << 20
 )
 
 // Engine runs one spicepod. Create it with New, add datasets and views, then Open.
@@ -39,6 +46,18 @@ type Engine struct {
 	MaxBackoff time.Duration
 	// MinRefreshSpacing spaces refreshes; DefaultMinRefreshSpacing when zero.
 	MinRefreshSpacing time.Duration
+	// QueryTimeout bounds a query from its arrival, its wait for a slot
+	// included; DefaultQueryTimeout when zero. Past it the query fails with
+	// ErrQueryTimeout.
+	QueryTimeout time.Duration
+	// MaxQueryBytes bounds a query's text; DefaultMaxQueryBytes when zero.
+	// Longer texts fail with ErrQueryTooLarge before anything is parsed or held.
+	MaxQueryBytes int
+	// PlanCacheBytes bounds the cache of parsed query texts, the texts
+	// included; DefaultPlanCacheBytes when zero.
+	PlanCacheBytes int64
+	// Admission bounds the queries running at once; see Admission.
+	Admission Admission
 	// Cache is the results cache; nil disables it.
 	Cache *Cache
 	// Metrics, when set, receives dataset, refresh and query metrics.
@@ -55,9 +74,8 @@ type Engine struct {
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every change of state
 	closed   bool
-	plans    sync.Map // SQL text -> []string (names a query reads)
+	plans    *lru.Cache[*plan] // SQL text -> what it reads
 	inflight singleflight.Group
-	nplans   int
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -75,6 +93,7 @@ type Feed interface {
 // New returns an engine over store.
 func New(store Store) *Engine {
 	return &Engine{
+		plans:    lru.New[*plan](DefaultPlanCacheBytes, 0, nil),
 		store:    store,
 		datasets: map[string]*dataset{},
 		views:    map[string]*view{},
@@ -125,6 +144,15 @@ func (e *Engine) Open(ctx context.Context) error {
 	}
 	if e.MinRefreshSpacing == 0 {
 		e.MinRefreshSpacing = DefaultMinRefreshSpacing
+	}
+	if e.QueryTimeout <= 0 {
+		e.QueryTimeout = DefaultQueryTimeout
+	}
+	if e.MaxQueryBytes <= 0 {
+		e.MaxQueryBytes = DefaultMaxQueryBytes
+	}
+	if e.PlanCacheBytes > 0 && e.PlanCacheBytes != DefaultPlanCacheBytes {
+		e.plans = lru.New[*plan](e.PlanCacheBytes, 0, nil)
 	}
 	if err := e.resolveViews(ctx); err != nil {
 		return err

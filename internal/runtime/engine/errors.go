@@ -20,6 +20,18 @@ var (
 	ErrNotAccelerated = errors.New("dataset is not accelerated")
 	// ErrClosed: the engine is shutting down.
 	ErrClosed = errors.New("runtime is shutting down")
+	// ErrResultTooLarge: a result (or the memory a query needs) crossed the
+	// runtime's limit. HTTP 413, gRPC ResourceExhausted.
+	ErrResultTooLarge = errors.New("query result too large")
+	// ErrQueryTooLarge: the query text is longer than MaxQueryBytes. HTTP 413,
+	// gRPC ResourceExhausted.
+	ErrQueryTooLarge = errors.New("query text too large")
+	// ErrQueryTimeout: a query did not finish within QueryTimeout of its arrival.
+	// HTTP 504, gRPC DeadlineExceeded.
+	ErrQueryTimeout = errors.New("query timed out")
+	// ErrBusy: every query slot is taken and the queue is full or the wait ran
+	// out. HTTP 503 with Retry-After, gRPC Unavailable.
+	ErrBusy = errors.New("runtime is busy")
 )
 
 // NotReadyError says which dataset a query waits for and why.

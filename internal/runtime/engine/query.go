@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -35,11 +36,16 @@ type QueryError struct{ Err error }
 func (e *QueryError) Error() string { return e.Err.Error() }
 func (e *QueryError) Unwrap() error { return e.Err }
 
-// maxPlans bounds the cache of parsed queries.
-const maxPlans = 4096
+// plan is what the engine keeps of a parsed query text.
+type plan struct {
+	names []string
+	// light: reads nothing but tables (see Admission); slow demotes it.
+	light bool
+	slow  atomic.Bool
+}
 
 // Query answers q. The result carries the position it reflects and whether it came
-// from the results cache; the caller releases it.
+// from the results cache; the caller releases it. QueryTimeout counts from here.
 func (e *Engine) Query(ctx context.Context, q Query) (res *Result, err error) {
 	start := time.Now()
 	defer func() {
@@ -53,36 +59,59 @@ func (e *Engine) Query(ctx context.Context, q Query) (res *Result, err error) {
 	if closed {
 		return nil, ErrClosed
 	}
-	names, err := e.tablesOf(ctx, q.SQL)
+	if max := e.maxQueryBytes(); len(q.SQL) > max {
+		return nil, fmt.Errorf("%w: %d bytes, more than the limit of %d; send a shorter query (bind values as parameters)", ErrQueryTooLarge, len(q.SQL), max)
+	}
+	timeout := e.QueryTimeout
+	if timeout <= 0 {
+		timeout = DefaultQueryTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	defer func() {
+		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrQueryTimeout) && !errors.Is(err, ErrPositionTimeout) {
+			err = fmt.Errorf("%w: not answered within %s of its arrival (waiting for a query slot included); make the query cheaper, add a LIMIT, or retry when the runtime is less busy",
+				ErrQueryTimeout, timeout)
+		}
+	}()
+	p, err := e.planOf(ctx, q.SQL)
 	if err != nil {
 		return nil, &QueryError{Err: err}
 	}
-	deps, federated, err := e.resolveQuery(names)
+	deps, federated, known, err := e.resolveQuery(p.names)
 	if err != nil {
 		return nil, err
 	}
+	heavy := !p.light || p.slow.Load() || !known || len(federated) > 0 || len(deps) == 0
 	pos, versions, err := e.waitPosition(ctx, deps, q.MinPosition)
 	if err != nil {
 		return nil, err
 	}
 	cacheable := e.Cache != nil && !q.NoCache && len(federated) == 0
 	if cacheable {
-		return e.cached(ctx, q, cacheKey(q, versions), deps, pos)
+		return e.cached(ctx, q, heavy, cacheKey(q, versions), deps, pos)
 	}
-	return e.execute(ctx, q, deps, federated, pos)
+	return e.execute(ctx, q, heavy, deps, federated, pos)
+}
+
+func (e *Engine) maxQueryBytes() int {
+	if e.MaxQueryBytes > 0 {
+		return e.MaxQueryBytes
+	}
+	return DefaultMaxQueryBytes
 }
 
 // cached answers from the results cache. Concurrent misses of one key run the
 // query once: after a write invalidates an entry, a hundred readers of the same
 // query cost one execution, not a hundred. The cache holds its own reference to the
 // result, so every waiter takes its copy from there.
-func (e *Engine) cached(ctx context.Context, q Query, key string, deps []string, pos position.LSN) (*Result, error) {
+func (e *Engine) cached(ctx context.Context, q Query, heavy bool, key string, deps []string, pos position.LSN) (*Result, error) {
 	if hit := e.Cache.Get(key); hit != nil {
 		hit.Position, hit.Cache = pos, CacheHit
 		return hit, nil
 	}
 	_, err, _ := e.inflight.Do(key, func() (any, error) {
-		res, err := e.execute(ctx, q, deps, nil, pos)
+		res, err := e.execute(ctx, q, heavy, deps, nil, pos)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +130,7 @@ func (e *Engine) cached(ctx context.Context, q Query, key string, deps []string,
 		return res, nil
 	}
 	// Not cacheable after all (too large for the cache): run it for this caller.
-	res, err := e.execute(ctx, q, deps, nil, pos)
+	res, err := e.execute(ctx, q, heavy, deps, nil, pos)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +139,7 @@ func (e *Engine) cached(ctx context.Context, q Query, key string, deps []string,
 }
 
 // execute runs q in the store, reading federated datasets from their sources.
-func (e *Engine) execute(ctx context.Context, q Query, deps, federated []string, pos position.LSN) (*Result, error) {
+func (e *Engine) execute(ctx context.Context, q Query, heavy bool, deps, federated []string, pos position.LSN) (*Result, error) {
 	temp, err := e.readSources(ctx, federated)
 	if err != nil {
 		return nil, err
@@ -120,16 +149,9 @@ func (e *Engine) execute(ctx context.Context, q Query, deps, federated []string,
 			rd.Release()
 		}
 	}()
-	res, err := e.store.Query(ctx, StoreQuery{SQL: q.SQL, Args: q.Args, Temp: temp})
+	res, err := e.run(ctx, heavy, StoreQuery{SQL: q.SQL, Args: q.Args, Temp: temp})
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, err
-		}
-		var qe *QueryError
-		if errors.As(err, &qe) {
-			return nil, err
-		}
-		return nil, &QueryError{Err: err}
+		return nil, err
 	}
 	if res.Rows == 0 && len(federated) == 0 {
 		if fb := e.zeroResultSources(deps); len(fb) > 0 {
@@ -165,35 +187,70 @@ func (e *Engine) querySources(ctx context.Context, q Query, names []string, pos 
 			rd.Release()
 		}
 	}()
-	res, err := e.store.Query(ctx, StoreQuery{SQL: q.SQL, Args: q.Args, Temp: temp})
+	res, err := e.run(ctx, true, StoreQuery{SQL: q.SQL, Args: q.Args, Temp: temp})
 	if err != nil {
-		return nil, &QueryError{Err: err}
+		return nil, err
 	}
 	res.Position, res.Cache = pos, CacheBypass
 	return res, nil
 }
 
-// tablesOf returns the names a query reads, parsing each distinct text once.
-func (e *Engine) tablesOf(ctx context.Context, sql string) ([]string, error) {
-	if v, ok := e.plans.Load(sql); ok {
-		return v.([]string), nil
-	}
-	names, err := e.store.Tables(ctx, sql)
+// run runs one store query in its admission lane. Errors about the query itself
+// become QueryErrors; limits (ErrResultTooLarge, ErrQueryTimeout, ErrBusy) and
+// context errors pass through for the servers to map.
+func (e *Engine) run(ctx context.Context, heavy bool, sq StoreQuery) (*Result, error) {
+	release, err := e.Admission.acquire(ctx, heavy)
 	if err != nil {
 		return nil, err
 	}
-	for i := range names {
-		names[i] = strings.ToLower(names[i])
+	start := time.Now()
+	res, err := e.store.Query(ctx, sq)
+	release()
+	if !heavy && time.Since(start) > e.Admission.LightBudget {
+		if cached, ok := e.plans.Get(sq.SQL); ok {
+			cached.slow.Store(true)
+		}
 	}
-	e.mu.Lock()
-	if e.nplans >= maxPlans {
-		e.plans.Clear()
-		e.nplans = 0
+	if err != nil {
+		var qe *QueryError
+		switch {
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+			errors.Is(err, ErrResultTooLarge), errors.Is(err, ErrQueryTimeout), errors.Is(err, ErrBusy),
+			errors.As(err, &qe):
+			return nil, err
+		}
+		return nil, &QueryError{Err: err}
 	}
-	e.nplans++
-	e.mu.Unlock()
-	e.plans.Store(sql, names)
-	return names, nil
+	return res, nil
+}
+
+// planOf parses a query text, once per distinct text while it stays in the
+// byte-bounded plan cache.
+func (e *Engine) planOf(ctx context.Context, sql string) (*plan, error) {
+	if p, ok := e.plans.Get(sql); ok {
+		return p, nil
+	}
+	var parsed Parsed
+	if ps, ok := e.store.(Parser); ok {
+		var err error
+		if parsed, err = ps.Parse(ctx, sql); err != nil {
+			return nil, err
+		}
+	} else {
+		names, err := e.store.Tables(ctx, sql)
+		if err != nil {
+			return nil, err
+		}
+		parsed = Parsed{Tables: names, TableFunctions: true}
+	}
+	p := &plan{names: parsed.Tables, light: !parsed.TableFunctions}
+	size := int64(64)
+	for i, n := range p.names {
+		p.names[i] = strings.ToLower(n)
+		size += int64(len(n)) + 16
+	}
+	e.plans.Add(sql, p, size)
+	return p, nil
 }
 
 // resolveQuery maps the names a query reads to the datasets and accelerated views
@@ -201,9 +258,13 @@ func (e *Engine) tablesOf(ctx context.Context, sql string) ([]string, error) {
 // because their acceleration is not loaded (ready_state: on_registration) or
 // absent. A dataset that is not loaded otherwise fails the query with a
 // NotReadyError.
-func (e *Engine) resolveQuery(names []string) (deps, federated []string, err error) {
+//
+// known reports whether every name is a dataset or view (not a CTE, a table
+// function or a name DuckDB resolves itself).
+func (e *Engine) resolveQuery(names []string) (deps, federated []string, known bool, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	known = true
 	seen := map[string]bool{}
 	add := func(n string) {
 		if !seen[n] {
@@ -222,21 +283,22 @@ func (e *Engine) resolveQuery(names []string) (deps, federated []string, err err
 					federated = append(federated, n)
 				}
 			default:
-				return nil, nil, &NotReadyError{Dataset: n, State: d.state, Cause: d.lastErr}
+				return nil, nil, false, &NotReadyError{Dataset: n, State: d.state, Cause: d.lastErr}
 			}
 			continue
 		}
 		v, ok := e.views[n]
 		if !ok {
+			known = false
 			continue // a CTE, a table function, or unknown: DuckDB decides
 		}
 		if !v.loaded() {
 			for _, dep := range v.deps {
 				if d, ok := e.datasets[dep]; ok && !d.loaded {
-					return nil, nil, &NotReadyError{Dataset: dep, State: d.state, Cause: d.lastErr}
+					return nil, nil, false, &NotReadyError{Dataset: dep, State: d.state, Cause: d.lastErr}
 				}
 			}
-			return nil, nil, &NotReadyError{Dataset: n, State: v.state, Cause: v.lastErr}
+			return nil, nil, false, &NotReadyError{Dataset: n, State: v.state, Cause: v.lastErr}
 		}
 		if v.accelerated() {
 			add(n)
@@ -246,7 +308,7 @@ func (e *Engine) resolveQuery(names []string) (deps, federated []string, err err
 			add(dep)
 		}
 	}
-	return deps, federated, nil
+	return deps, federated, known, nil
 }
 
 // waitPosition waits until every dep reflects at least want (when set) and returns

@@ -35,6 +35,23 @@ type Store interface {
 	Max(ctx context.Context, table, column string) (any, error)
 }
 
+// Parser is implemented by stores that check a user query when they parse it:
+// Parse refuses what users may not run (anything but one SELECT, the store's
+// internals) and reports what the query reads, for admission. The engine falls
+// back to Tables, treating every query as heavy, when the store has no Parse.
+type Parser interface {
+	Parse(ctx context.Context, query string) (Parsed, error)
+}
+
+// Parsed is what a query text reads.
+type Parsed struct {
+	// Tables are the tables and views read, as written (CTEs left out).
+	Tables []string
+	// TableFunctions is set when the query calls a table function (range(),
+	// say): its cost does not depend on the accelerated data.
+	TableFunctions bool
+}
+
 // StoreTx is a write transaction of the Store. Its methods name operations; the
 // Store writes the SQL.
 type StoreTx interface {

@@ -10,13 +10,13 @@ import (
 	"net/url"
 	"runtime"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/lru"
 )
 
 // Defaults for DB's tunables.
@@ -34,6 +34,16 @@ const (
 	DefaultMaxConnsPerCPU = 2
 	// writeConns bounds concurrent write transactions.
 	writeConns = 2
+	// internalConns are read connections beyond MaxConns for the runtime's own
+	// reads (parsing, watermarks, row counts), so that they never wait behind
+	// user queries holding every query connection.
+	internalConns = 2
+	// DefaultMaxTempBytes bounds what DuckDB spills to disk beyond MemoryLimit
+	// (in .tmp beside a file database or in the working directory).
+	DefaultMaxTempBytes = 1 << 30
+	// DefaultInspectCacheBytes bounds the cache of inspected query texts, the
+	// texts included.
+	DefaultInspectCacheBytes = 16 << 20
 )
 
 // DefaultThreads is DuckDB's thread count unless set: half the cores, at least
@@ -48,33 +58,41 @@ func DefaultThreads() int { return max(1, runtime.NumCPU()/2) }
 var (
 	// ErrReadOnly: a user query was not a single SELECT.
 	ErrReadOnly = errors.New("only a single read-only SELECT statement is allowed")
-	// ErrResultTooLarge: a result exceeded MaxResultBytes.
-	ErrResultTooLarge = errors.New("query result too large")
-	// ErrQueryTimeout: a query ran longer than QueryTimeout.
-	ErrQueryTimeout = errors.New("query timed out")
+	// ErrResultTooLarge: a result exceeded MaxResultBytes, or the query needed
+	// more than MemoryLimit. It is engine.ErrResultTooLarge.
+	ErrResultTooLarge = engine.ErrResultTooLarge
+	// ErrQueryTimeout: a query ran longer than QueryTimeout. It is
+	// engine.ErrQueryTimeout.
+	ErrQueryTimeout = engine.ErrQueryTimeout
 )
 
 // DB is an embedded DuckDB database holding accelerated datasets.
 type DB struct {
 	// Path of the database file; empty means in memory (the default).
 	Path string
-	// MemoryLimit is DuckDB's memory_limit, such as "2GB"; empty keeps DuckDB's
-	// default (80% of RAM).
-	MemoryLimit string
+	// MemoryLimit is DuckDB's memory_limit in bytes; 0 keeps DuckDB's default
+	// (80% of RAM). A query that needs more fails with ErrResultTooLarge.
+	MemoryLimit int64
+	// MaxTempBytes bounds the spilled data; DefaultMaxTempBytes when zero. A
+	// query that needs more fails with ErrResultTooLarge.
+	MaxTempBytes int64
 	// Threads is DuckDB's thread count; 0 means DefaultThreads().
 	Threads int
 	// QueryTimeout bounds each user query; DefaultQueryTimeout when zero.
 	QueryTimeout time.Duration
 	// MaxResultBytes bounds each result; DefaultMaxResultBytes when zero.
 	MaxResultBytes int64
-	// MaxConns bounds open connections; DefaultMaxConnsPerCPU per core when zero
-	// (at least 4).
+	// MaxConns bounds the connections user queries run on at once;
+	// DefaultMaxConnsPerCPU per core when zero (at least 4). The engine's
+	// admission keeps to it; internalConns more serve the runtime's own reads.
 	MaxConns int
+	// InspectCacheBytes bounds the cache of inspected query texts;
+	// DefaultInspectCacheBytes when zero.
+	InspectCacheBytes int64
 
-	db         *sql.DB  // reads
-	wdb        *sql.DB  // writes, on the same database
-	inspected  sync.Map // query text -> *inspection
-	ninspected atomic.Int64
+	db        *sql.DB // reads
+	wdb       *sql.DB // writes, on the same database
+	inspected *lru.Cache[*inspection]
 }
 
 // New returns a DB stored at path ("" for memory). Call Open before use.
@@ -94,13 +112,22 @@ func (d *DB) Open(ctx context.Context) error {
 	if d.MaxConns == 0 {
 		d.MaxConns = max(4, DefaultMaxConnsPerCPU*runtime.NumCPU())
 	}
+	if d.InspectCacheBytes <= 0 {
+		d.InspectCacheBytes = DefaultInspectCacheBytes
+	}
+	d.inspected = lru.New[*inspection](d.InspectCacheBytes, 0, nil)
 	q := url.Values{}
 	q.Set("enable_external_access", "false")
 	q.Set("autoinstall_known_extensions", "false")
 	q.Set("autoload_known_extensions", "false")
-	if d.MemoryLimit != "" {
-		q.Set("memory_limit", d.MemoryLimit)
+	if d.MemoryLimit > 0 {
+		q.Set("memory_limit", strconv.FormatInt(d.MemoryLimit>>10, 10)+"KiB")
 	}
+	if d.MaxTempBytes <= 0 {
+		d.MaxTempBytes = DefaultMaxTempBytes
+	}
+	q.Set("max_temp_directory_size", strconv.FormatInt(d.MaxTempBytes>>10, 10)+"KiB")
+
 	if d.Threads <= 0 {
 		d.Threads = DefaultThreads()
 	}
@@ -110,8 +137,8 @@ func (d *DB) Open(ctx context.Context) error {
 		return fmt.Errorf("open duckdb %q: %w", d.displayPath(), err)
 	}
 	d.db = sql.OpenDB(connector)
-	d.db.SetMaxOpenConns(d.MaxConns)
-	d.db.SetMaxIdleConns(d.MaxConns)
+	d.db.SetMaxOpenConns(d.MaxConns + internalConns)
+	d.db.SetMaxIdleConns(d.MaxConns + internalConns)
 	d.wdb = sql.OpenDB(connector)
 	d.wdb.SetMaxOpenConns(writeConns)
 	d.wdb.SetMaxIdleConns(writeConns)

@@ -5,43 +5,245 @@ package duckdb
 import (
 	"context"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"regexp"
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
-// CheckView refuses a view's query unless it is one read-only SELECT, by the
-// guard user queries pass (inspect). It runs when the engine registers views,
-// before their datasets have loaded, so a query that fails only because a
-// table or column does not exist yet is accepted here: DuckDB reports those
-// while binding, after it has split the text into statements, so a second
-// statement is still refused. The error matches ErrReadOnly when the query is
-// not a single SELECT.
-func (d *DB) CheckView(ctx context.Context, query string) error {
-	conn, err := d.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("get connection: %w", err)
-	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		_, err := inspect(dc.(driver.Conn), query)
-		var de *duckdb.Error
-		switch {
-		case err == nil, errors.Is(err, ErrReadOnly):
-			return err
-		case isMultiStatement(err):
-			return fmt.Errorf("%w: the text holds more than one statement; a view is one SELECT, without a semicolon in between", ErrReadOnly)
-		case errors.As(err, &de) && (de.Type == duckdb.ErrorTypeCatalog || de.Type == duckdb.ErrorTypeBinder):
-			return nil
-		}
-		return err
-	})
+// The read-only guard. A user query is parsed (never bound or run) with DuckDB's
+// json_serialize_sql, which serializes SELECT statements only, and its syntax tree
+// is checked before anything executes: one SELECT; no SHOW/DESCRIBE/SUMMARIZE;
+// tables of the user's schema only (not _spice, information_schema, pg_catalog
+// or DuckDB's sqlite_/pg_/duckdb_ catalog views); no table function but range,
+// generate_series and unnest; no scalar function that reveals the host or the
+// engine's settings. External access (files, URLs) is off in DuckDB besides.
+
+// allowedTableFunctions are the table functions users may call.
+var allowedTableFunctions = map[string]bool{"range": true, "generate_series": true, "unnest": true}
+
+// deniedFunctions are scalar functions that reveal settings, the host or the
+// catalog.
+var deniedFunctions = map[string]bool{
+	"current_setting": true, "getenv": true, "version": true, "current_database": true,
+	"current_catalog": true, "current_schema": true, "current_schemas": true, "current_query": true,
+	"getvariable": true, "col_description": true, "obj_description": true, "shobj_description": true,
+	"format_pg_type": true, "format_type": true,
 }
 
-// isMultiStatement recognises duckdb-go's refusal to prepare several
-// statements at once (it has no exported sentinel); TestCheckView pins it.
-func isMultiStatement(err error) bool {
-	return strings.Contains(err.Error(), "multi-statement")
+// deniedFunctionPrefixes cover families of introspection functions.
+var deniedFunctionPrefixes = []string{"duckdb_", "pragma_", "pg_get_", "has_", "json_execute"}
+
+// internalSchemas and internalTablePrefixes name what users may not read.
+var (
+	internalSchemas       = map[string]bool{"_spice": true, "information_schema": true, "pg_catalog": true, "system": true, "temp": true}
+	internalTablePrefixes = []string{"_spice", "sqlite_", "pg_", "duckdb_", "information_schema"}
+)
+
+// checkedQuery is what the guard learned of a query text.
+type checkedQuery struct {
+	tables         []string
+	tableFunctions bool
 }
+
+// guard checks query on dc; the error, if any, wraps ErrReadOnly.
+func guard(ctx context.Context, dc driver.Conn, query string) (checkedQuery, error) {
+	tree, err := serialize(ctx, dc, query)
+	if err != nil {
+		return checkedQuery{}, err
+	}
+	var doc struct {
+		Error      bool              `json:"error"`
+		Message    string            `json:"error_message"`
+		Statements []json.RawMessage `json:"statements"`
+	}
+	if err := json.Unmarshal([]byte(tree), &doc); err != nil {
+		return checkedQuery{}, fmt.Errorf("inspect statement: %w", err)
+	}
+	if doc.Error {
+		if strings.Contains(doc.Message, "Only SELECT") {
+			return checkedQuery{}, refusedStatement(dc, query)
+		}
+		return checkedQuery{}, errors.New(doc.Message)
+	}
+	if len(doc.Statements) != 1 {
+		return checkedQuery{}, fmt.Errorf("%w: got %d statements; send one", ErrReadOnly, len(doc.Statements))
+	}
+	var node any
+	if err := json.Unmarshal(doc.Statements[0], &node); err != nil {
+		return checkedQuery{}, fmt.Errorf("inspect statement: %w", err)
+	}
+	w := walker{ctes: map[string]bool{}}
+	w.walk(node)
+	if w.err != nil {
+		return checkedQuery{}, fmt.Errorf("%w: %v", ErrReadOnly, w.err)
+	}
+	var out checkedQuery
+	out.tableFunctions = w.tableFunctions
+	for _, t := range w.tables {
+		if !w.ctes[strings.ToLower(t)] {
+			out.tables = append(out.tables, t)
+		}
+	}
+	return out, nil
+}
+
+// refusedStatement names the kind of a statement that is not a SELECT.
+func refusedStatement(dc driver.Conn, query string) error {
+	kind := "PRAGMA"
+	if st, err := dc.Prepare(query); err == nil {
+		if typ, err := st.(*duckdb.Stmt).StatementType(); err == nil && typ != duckdb.STATEMENT_TYPE_SELECT {
+			kind = stmtName(typ)
+		}
+		st.Close()
+	}
+	return fmt.Errorf("%w: got a %s statement; this runtime serves reads only, write to the source instead", ErrReadOnly, kind)
+}
+
+func serialize(ctx context.Context, dc driver.Conn, query string) (string, error) {
+	rows, err := dc.(driver.QueryerContext).QueryContext(ctx, `SELECT json_serialize_sql(?::VARCHAR)::VARCHAR`,
+		[]driver.NamedValue{{Ordinal: 1, Value: query}})
+	if err != nil {
+		return "", fmt.Errorf("parse query: %w", err)
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, 1)
+	if err := rows.Next(dest); err != nil {
+		if errors.Is(err, io.EOF) {
+			return "", errors.New("parse query: no answer")
+		}
+		return "", fmt.Errorf("parse query: %w", err)
+	}
+	s, _ := dest[0].(string)
+	return s, nil
+}
+
+type walker struct {
+	tables         []string
+	ctes           map[string]bool
+	tableFunctions bool
+	err            error
+}
+
+func (w *walker) walk(v any) {
+	if w.err != nil {
+		return
+	}
+	switch x := v.(type) {
+	case []any:
+		for _, c := range x {
+			w.walk(c)
+		}
+	case map[string]any:
+		w.node(x)
+	}
+}
+
+func (w *walker) node(x map[string]any) {
+	str := func(k string) string { s, _ := x[k].(string); return strings.ToLower(s) }
+	switch str("type") {
+	case "base_table":
+		schema, catalog, name := str("schema_name"), str("catalog_name"), str("table_name")
+		if internalSchemas[schema] || internalSchemas[catalog] || hasPrefix(name, internalTablePrefixes) || hasPrefix(schema, internalTablePrefixes) {
+			w.err = fmt.Errorf("%s is internal to the runtime; query the datasets and views listed by GET /v1/datasets", qualified(catalog, schema, name))
+			return
+		}
+		w.tables = append(w.tables, x["table_name"].(string))
+	case "show_ref":
+		w.err = errors.New("SHOW, DESCRIBE and SUMMARIZE are not available; list datasets with GET /v1/datasets or Flight SQL GetTables")
+		return
+	case "table_function":
+		if fn, ok := x["function"].(map[string]any); ok {
+			name, _ := fn["function_name"].(string)
+			if !allowedTableFunctions[strings.ToLower(name)] {
+				w.err = fmt.Errorf("table function %s is not available to queries (only range, generate_series and unnest are); read datasets and views by name", name)
+				return
+			}
+			w.tableFunctions = true
+		}
+	}
+	if str("class") == "function" {
+		name := str("function_name")
+		if deniedFunctions[name] || hasPrefix(name, deniedFunctionPrefixes) {
+			w.err = fmt.Errorf("function %s is not available to queries: it reveals the runtime's settings or host", name)
+			return
+		}
+	}
+	if cm, ok := x["cte_map"].(map[string]any); ok {
+		if entries, ok := cm["map"].([]any); ok {
+			for _, e := range entries {
+				if m, ok := e.(map[string]any); ok {
+					if k, ok := m["key"].(string); ok {
+						w.ctes[strings.ToLower(k)] = true
+					}
+				}
+			}
+		}
+	}
+	for _, c := range x {
+		w.walk(c)
+	}
+}
+
+func hasPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func qualified(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ".")
+}
+
+// suggestion is DuckDB's "Did you mean" hint in a catalog or binder error.
+var suggestion = regexp.MustCompile(`\s*Did you mean "([^"]*)"\??`)
+
+// scrub drops DuckDB's catalog suggestions from an error unless they name a table
+// or view users may read: a suggestion may otherwise reveal internal tables
+// (sqlite_temp_master, pg_attrdef) or functions.
+func (d *DB) scrub(ctx context.Context, err error) error {
+	msg := err.Error()
+	m := suggestion.FindStringSubmatch(msg)
+	if m == nil {
+		return err
+	}
+	if d.userTable(ctx, m[1]) {
+		return err
+	}
+	return &scrubbedError{msg: suggestion.ReplaceAllString(msg, ""), err: err}
+}
+
+// userTable reports whether name is a table or view of the user's schema.
+func (d *DB) userTable(ctx context.Context, name string) bool {
+	if hasPrefix(strings.ToLower(name), internalTablePrefixes) {
+		return false
+	}
+	var n int
+	err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND NOT temporary AND table_name = ?1`+
+		` UNION ALL SELECT count(*) FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal AND NOT temporary AND view_name = ?1`+
+		` ORDER BY 1 DESC LIMIT 1`, name).Scan(&n)
+	return err == nil && n > 0
+}
+
+// scrubbedError is a DuckDB error with its suggestion removed; it still matches
+// what the original matched.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -36,12 +38,52 @@ func (d *DB) Query(ctx context.Context, q engine.StoreQuery) (*engine.Result, er
 		return err
 	})
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w after %s: make the query cheaper or raise the time-out", ErrQueryTimeout, d.QueryTimeout)
-		}
-		return nil, err
+		return nil, d.queryError(ctx, err)
 	}
 	return res, nil
+}
+
+// queryError turns DuckDB's errors into the engine's: a deadline into
+// ErrQueryTimeout, running out of memory into ErrResultTooLarge; catalog
+// suggestions that name internals are dropped.
+func (d *DB) queryError(ctx context.Context, err error) error {
+	var de *duckdb.Error
+	switch {
+	case errors.Is(err, ErrResultTooLarge), errors.Is(err, ErrReadOnly):
+		return err
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("%w after %s: make the query cheaper or raise the time-out", ErrQueryTimeout, d.QueryTimeout)
+	case errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory:
+		return fmt.Errorf("%w: the query needs more memory than the runtime's limit (%s); add a LIMIT, aggregate, or raise --memory-limit", ErrResultTooLarge, formatBytes(d.MemoryLimit))
+	}
+	return d.scrub(ctx, err)
+}
+
+func formatBytes(n int64) string {
+	if n <= 0 {
+		return "DuckDB's default"
+	}
+	return fmt.Sprintf("%d MiB", n>>20)
+}
+
+// Parse checks a user query with the read-only guard and returns what it reads.
+// It parses only: the tables need not exist.
+func (d *DB) Parse(ctx context.Context, query string) (engine.Parsed, error) {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return engine.Parsed{}, fmt.Errorf("get connection: %w", err)
+	}
+	defer conn.Close()
+	var c checkedQuery
+	err = conn.Raw(func(dc any) error {
+		var err error
+		c, err = guard(ctx, dc.(driver.Conn), query)
+		return err
+	})
+	if err != nil {
+		return engine.Parsed{}, err
+	}
+	return engine.Parsed{Tables: c.tables, TableFunctions: c.tableFunctions}, nil
 }
 
 func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*engine.Result, error) {
@@ -70,16 +112,25 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 		}
 		defer exec.ExecContext(context.Background(), "DROP TABLE IF EXISTS temp."+Ident(name), nil)
 	}
-	hugeCols, err := d.inspect(dc, q.SQL)
+	ins, err := d.inspect(ctx, dc, q.SQL)
 	if err != nil {
 		return nil, err
 	}
+	hugeCols := ins.huge
 	// Every run plans the query again. DuckDB's prepared statements would save the
 	// planning (about 1 ms of the recipe's view), but DuckDB 1.5.6 keeps plans
 	// built on table statistics across inserts and answers from them
 	// (duckdb/duckdb#23704): a prepared ranking missed a product added later.
 	// TestRepeatedRankingSeesNewProducts guards this.
-	rd, err := a.QueryContext(ctx, q.SQL, q.Args...)
+	//
+	// DuckDB's driver materializes a whole result before the first batch, so the
+	// query runs under a row cap (see capped) that stops DuckDB early at about
+	// MaxResultBytes; the bytes are then counted batch by batch.
+	sql := q.SQL
+	if ins.minRowBits > 0 {
+		sql = capped(q.SQL, d.MaxResultBytes*8/ins.minRowBits+1)
+	}
+	rd, err := a.QueryContext(ctx, sql, q.Args...)
 	if err != nil {
 		return nil, err
 	}
@@ -106,35 +157,51 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 	return res, nil
 }
 
-// inspection is what Prepare tells about a query text: it is a single SELECT, and
-// which result columns are HUGEINT. Both depend on the text alone (the HUGEINT set
-// is re-checked against each result's Arrow schema), so it is computed once.
+// inspection is what the guard and Prepare tell about a query text: it passed the
+// read-only guard, and which result columns are HUGEINT. Both depend on the text
+// alone (the HUGEINT set is re-checked against each result's Arrow schema), so it
+// is computed once per text while the text stays in the byte-bounded cache.
 type inspection struct {
 	huge map[int]bool
+	// minRowBits is the least Arrow size of a result row; 0 when the query
+	// cannot be capped (duplicate column names, which a wrapping SELECT * would
+	// rename).
+	minRowBits int64
 }
 
-// maxInspections bounds the cache of inspected query texts.
-const maxInspections = 4096
+// capped wraps query in a row limit. A result of that many rows is larger than
+// MaxResultBytes whatever its values, so the limit never cuts a result that
+// would have been answered: it only stops DuckDB from building the rest of one
+// that will be refused.
+func capped(query string, rows int64) string {
+	body := strings.TrimRight(strings.TrimSpace(query), "; \t\r\n")
+	return "SELECT * FROM (\n" + body + "\n) AS spice_result LIMIT " + strconv.FormatInt(rows, 10)
+}
 
-// inspect checks that query is a single SELECT and returns the indexes of its
+// inspect checks query with the read-only guard and returns the indexes of its
 // HUGEINT result columns, preparing it only the first time a text is seen.
-func (d *DB) inspect(dc driver.Conn, query string) (map[int]bool, error) {
-	if v, ok := d.inspected.Load(query); ok {
-		return v.(*inspection).huge, nil
+func (d *DB) inspect(ctx context.Context, dc driver.Conn, query string) (*inspection, error) {
+	if v, ok := d.inspected.Get(query); ok {
+		return v, nil
 	}
-	huge, err := inspect(dc, query)
+	if _, err := guard(ctx, dc, query); err != nil {
+		return nil, err
+	}
+	ins, err := inspect(dc, query)
 	if err != nil {
 		return nil, err
 	}
-	if d.ninspected.Add(1) > maxInspections {
-		d.inspected.Clear()
-		d.ninspected.Store(0)
+	if ins.minRowBits > 0 {
+		// The wrapped text must pass the guard as the text did.
+		if _, err := guard(ctx, dc, capped(query, 1)); err != nil {
+			ins.minRowBits = 0
+		}
 	}
-	d.inspected.Store(query, &inspection{huge: huge})
-	return huge, nil
+	d.inspected.Add(query, ins, int64(16*len(ins.huge)+32))
+	return ins, nil
 }
 
-func inspect(dc driver.Conn, query string) (map[int]bool, error) {
+func inspect(dc driver.Conn, query string) (*inspection, error) {
 	st, err := dc.Prepare(query)
 	if err != nil {
 		return nil, err
@@ -152,20 +219,55 @@ func inspect(dc driver.Conn, query string) (map[int]bool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inspect result columns: %w", err)
 	}
-	var huge map[int]bool
+	ins := &inspection{minRowBits: 1}
+	names := map[string]bool{}
 	for i := 0; i < n; i++ {
 		t, err := s.ColumnType(i)
 		if err != nil {
 			return nil, fmt.Errorf("inspect result column %d: %w", i, err)
 		}
 		if t == duckdb.TYPE_HUGEINT {
-			if huge == nil {
-				huge = map[int]bool{}
+			if ins.huge == nil {
+				ins.huge = map[int]bool{}
 			}
-			huge[i] = true
+			ins.huge[i] = true
 		}
+		ins.minRowBits += minBits(t)
+		name, err := s.ColumnName(i)
+		if err != nil {
+			return nil, fmt.Errorf("inspect result column %d: %w", i, err)
+		}
+		name = strings.ToLower(name)
+		if names[name] {
+			ins.minRowBits = 0
+			break
+		}
+		names[name] = true
 	}
-	return huge, nil
+	return ins, nil
+}
+
+// minBits is the least Arrow size of one value of t, in bits.
+func minBits(t duckdb.Type) int64 {
+	switch t {
+	case duckdb.TYPE_BOOLEAN:
+		return 1
+	case duckdb.TYPE_TINYINT, duckdb.TYPE_UTINYINT:
+		return 8
+	case duckdb.TYPE_SMALLINT, duckdb.TYPE_USMALLINT:
+		return 16
+	case duckdb.TYPE_INTEGER, duckdb.TYPE_UINTEGER, duckdb.TYPE_FLOAT, duckdb.TYPE_DATE,
+		duckdb.TYPE_VARCHAR, duckdb.TYPE_BLOB, duckdb.TYPE_LIST:
+		return 32 // a value, or the offset of a variable-length one
+	case duckdb.TYPE_BIGINT, duckdb.TYPE_UBIGINT, duckdb.TYPE_DOUBLE, duckdb.TYPE_HUGEINT,
+		duckdb.TYPE_TIMESTAMP, duckdb.TYPE_TIMESTAMP_TZ, duckdb.TYPE_TIMESTAMP_S, duckdb.TYPE_TIMESTAMP_MS,
+		duckdb.TYPE_TIMESTAMP_NS, duckdb.TYPE_TIME:
+		return 64
+	case duckdb.TYPE_DECIMAL, duckdb.TYPE_UUID, duckdb.TYPE_INTERVAL:
+		return 128
+	default:
+		return 1
+	}
 }
 
 func narrowSchema(s *arrow.Schema, huge map[int]bool) *arrow.Schema {
