@@ -123,3 +123,9 @@ func (a *Admission) take(ctx context.Context, slots chan struct{}, queued *atomi
 		return ctx.Err()
 	}
 }
+
+// Running returns the queries holding a slot, all lanes and the heavy lane.
+func (a *Admission) Running() (all, heavy int) {
+	a.init()
+	return len(a.all), len(a.heavy)
+}

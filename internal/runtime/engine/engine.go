@@ -53,6 +53,8 @@ type Engine struct {
 	// MaxQueryBytes bounds a query's text; DefaultMaxQueryBytes when zero.
 	// Longer texts fail with ErrQueryTooLarge before anything is parsed or held.
 	MaxQueryBytes int
+	// MaxResultBytes, when set, bounds each result below the store's own limit.
+	MaxResultBytes int64
 	// PlanCacheBytes bounds the cache of parsed query texts, the texts
 	// included; DefaultPlanCacheBytes when zero.
 	PlanCacheBytes int64

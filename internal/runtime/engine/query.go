@@ -94,6 +94,10 @@ func (e *Engine) Query(ctx context.Context, q Query) (res *Result, err error) {
 	return e.execute(ctx, q, heavy, deps, federated, pos)
 }
 
+// PlanBytes is the size of the parsed-query cache, texts included; it stays
+// within PlanCacheBytes.
+func (e *Engine) PlanBytes() int64 { return e.plans.Bytes() }
+
 func (e *Engine) maxQueryBytes() int {
 	if e.MaxQueryBytes > 0 {
 		return e.MaxQueryBytes
@@ -199,6 +203,7 @@ func (e *Engine) querySources(ctx context.Context, q Query, names []string, pos 
 // become QueryErrors; limits (ErrResultTooLarge, ErrQueryTimeout, ErrBusy) and
 // context errors pass through for the servers to map.
 func (e *Engine) run(ctx context.Context, heavy bool, sq StoreQuery) (*Result, error) {
+	sq.MaxBytes = e.MaxResultBytes
 	release, err := e.Admission.acquire(ctx, heavy)
 	if err != nil {
 		return nil, err

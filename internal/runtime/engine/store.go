@@ -120,6 +120,8 @@ type StoreQuery struct {
 	// SQL must be exactly one SELECT statement; placeholders bind Args.
 	SQL  string
 	Args []any
+	// MaxBytes, when set, bounds the result below the store's own limit.
+	MaxBytes int64
 	// Temp exposes rows under a name for this query only; the engine uses it to
 	// read a dataset from its source while its acceleration is not loaded. The
 	// readers are consumed and released.

@@ -66,6 +66,10 @@ func formatBytes(n int64) string {
 	return fmt.Sprintf("%d MiB", n>>20)
 }
 
+// InspectedBytes is the size of the cache of inspected query texts, texts
+// included; it stays within InspectCacheBytes.
+func (d *DB) InspectedBytes() int64 { return d.inspected.Bytes() }
+
 // Parse checks a user query with the read-only guard and returns what it reads.
 // It parses only: the tables need not exist.
 func (d *DB) Parse(ctx context.Context, query string) (engine.Parsed, error) {
@@ -126,9 +130,13 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 	// DuckDB's driver materializes a whole result before the first batch, so the
 	// query runs under a row cap (see capped) that stops DuckDB early at about
 	// MaxResultBytes; the bytes are then counted batch by batch.
+	limit := d.MaxResultBytes
+	if q.MaxBytes > 0 {
+		limit = min(limit, q.MaxBytes)
+	}
 	sql := q.SQL
 	if ins.minRowBits > 0 {
-		sql = capped(q.SQL, d.MaxResultBytes*8/ins.minRowBits+1)
+		sql = capped(q.SQL, limit*8/ins.minRowBits+1)
 	}
 	rd, err := a.QueryContext(ctx, sql, q.Args...)
 	if err != nil {
@@ -145,9 +153,9 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 		res.Records = append(res.Records, rec)
 		res.Rows += rec.NumRows()
 		res.Bytes += RecordBytes(rec)
-		if res.Bytes > d.MaxResultBytes {
+		if res.Bytes > limit {
 			res.Release()
-			return nil, fmt.Errorf("%w: more than %d bytes; add a LIMIT or aggregate", ErrResultTooLarge, d.MaxResultBytes)
+			return nil, fmt.Errorf("%w: more than %d bytes; add a LIMIT or aggregate", ErrResultTooLarge, limit)
 		}
 	}
 	if err := rd.Err(); err != nil {

@@ -50,6 +50,12 @@ func toStatus(log *slog.Logger, method string, err error) error {
 		queryErr *engine.QueryError
 	)
 	switch {
+	case errors.Is(err, engine.ErrResultTooLarge), errors.Is(err, engine.ErrQueryTooLarge):
+		return status.Error(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, engine.ErrQueryTimeout):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.Is(err, engine.ErrBusy):
+		return status.Error(codes.Unavailable, err.Error())
 	case errors.As(err, &notReady):
 		return status.Error(codes.Unavailable, notReady.Error())
 	case errors.As(err, &posErr):

@@ -36,6 +36,9 @@ const (
 	// DefaultMaxPrepared bounds the prepared statements held; beyond it the least
 	// recently used are closed.
 	DefaultMaxPrepared = 10000
+	// DefaultMaxPreparedBytes bounds the SQL texts of the prepared statements
+	// held; beyond it the least recently used are closed.
+	DefaultMaxPreparedBytes = 64 << 20
 	// DefaultServerName and DefaultVersion are reported by GetSqlInfo.
 	DefaultServerName = "cqrs-spice data runtime"
 	DefaultVersion    = "dev"
@@ -68,12 +71,13 @@ type Server struct {
 	Allocator memory.Allocator
 	// Metrics, when set, counts requests and their latency.
 	Metrics *Metrics
-	// TicketTTL, MaxTicketBytes, PreparedTTL and MaxPrepared bound the state held
-	// between calls; the Default* constants when zero.
-	TicketTTL      time.Duration
-	MaxTicketBytes int64
-	PreparedTTL    time.Duration
-	MaxPrepared    int
+	// TicketTTL, MaxTicketBytes, PreparedTTL, MaxPrepared and MaxPreparedBytes
+	// bound the state held between calls; the Default* constants when zero.
+	TicketTTL        time.Duration
+	MaxTicketBytes   int64
+	PreparedTTL      time.Duration
+	MaxPrepared      int
+	MaxPreparedBytes int64
 	// ServerName and Version are reported by GetSqlInfo; DefaultServerName and
 	// DefaultVersion when empty.
 	ServerName string
@@ -150,7 +154,7 @@ func (s *Server) Open() error {
 	s.keys = apikey.New(s.APIKeys)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.tickets = newTickets(s.TicketTTL, s.MaxTicketBytes)
-	s.prepared = newPreparedStore(s.PreparedTTL, s.MaxPrepared)
+	s.prepared = newPreparedStore(s.PreparedTTL, s.MaxPrepared, s.MaxPreparedBytes)
 
 	sql := &sqlService{s: s}
 	sql.Alloc = s.Allocator
@@ -208,6 +212,9 @@ func (s *Server) applyDefaults() {
 	if s.MaxPrepared <= 0 {
 		s.MaxPrepared = DefaultMaxPrepared
 	}
+	if s.MaxPreparedBytes <= 0 {
+		s.MaxPreparedBytes = DefaultMaxPreparedBytes
+	}
 	if s.ServerName == "" {
 		s.ServerName = DefaultServerName
 	}
@@ -240,6 +247,19 @@ func (s *Server) Close(ctx context.Context) error {
 	s.wg.Wait()
 	s.tickets.clear()
 	return err
+}
+
+// HeldBytes is what the server holds between calls: results waiting for their
+// DoGet and prepared statements' texts. It stays within MaxTicketBytes plus
+// MaxPreparedBytes.
+func (s *Server) HeldBytes() int64 {
+	s.mu.Lock()
+	t, p := s.tickets, s.prepared
+	s.mu.Unlock()
+	if t == nil {
+		return 0
+	}
+	return t.heldBytes() + p.heldBytes()
 }
 
 // sweep drops expired tickets and prepared statements until ctx ends.

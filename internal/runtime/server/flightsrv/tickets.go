@@ -104,6 +104,13 @@ func (t *tickets) take(id string) *engine.Result {
 	return h.res
 }
 
+// heldBytes is the size of the results held.
+func (t *tickets) heldBytes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.bytes
+}
+
 func (t *tickets) sweep(now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -143,29 +150,47 @@ type prepared struct {
 	used   time.Time
 }
 
-// preparedStore holds prepared statements by id, bounded by idle time and count.
+// preparedStore holds prepared statements by id, bounded by idle time, count and
+// the bytes of their SQL texts.
 type preparedStore struct {
 	ttl time.Duration
 	max int
 
+	maxBytes int64
+
 	mu    sync.Mutex
 	items map[string]*prepared
+	bytes int64
 }
 
-func newPreparedStore(ttl time.Duration, max int) *preparedStore {
-	return &preparedStore{ttl: ttl, max: max, items: map[string]*prepared{}}
+func newPreparedStore(ttl time.Duration, max int, maxBytes int64) *preparedStore {
+	return &preparedStore{ttl: ttl, max: max, maxBytes: maxBytes, items: map[string]*prepared{}}
 }
+
+// preparedOverhead is what a held statement costs beyond its SQL text: the id,
+// the map slot, the struct and its schema, rounded up.
+const preparedOverhead = 512
+
+func (st *prepared) size() int64 { return int64(len(st.sql)) + preparedOverhead }
 
 func (p *preparedStore) add(st *prepared) string {
 	id := newID()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.items) >= p.max {
+	for len(p.items) > 0 && (len(p.items) >= p.max || p.bytes+st.size() > p.maxBytes) {
 		p.evictOldestLocked()
 	}
 	st.used = time.Now()
 	p.items[id] = st
+	p.bytes += st.size()
 	return id
+}
+
+// heldBytes is the size of the statements held.
+func (p *preparedStore) heldBytes() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bytes
 }
 
 // get returns the statement with id and marks it used.
@@ -183,7 +208,14 @@ func (p *preparedStore) get(id string) (*prepared, error) {
 func (p *preparedStore) remove(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.items, id)
+	p.deleteLocked(id)
+}
+
+func (p *preparedStore) deleteLocked(id string) {
+	if st, ok := p.items[id]; ok {
+		p.bytes -= st.size()
+		delete(p.items, id)
+	}
 }
 
 func (p *preparedStore) sweep(now time.Time) {
@@ -191,7 +223,7 @@ func (p *preparedStore) sweep(now time.Time) {
 	defer p.mu.Unlock()
 	for id, st := range p.items {
 		if now.Sub(st.used) > p.ttl {
-			delete(p.items, id)
+			p.deleteLocked(id)
 		}
 	}
 }
@@ -204,5 +236,5 @@ func (p *preparedStore) evictOldestLocked() {
 			oldest, at = id, st.used
 		}
 	}
-	delete(p.items, oldest)
+	p.deleteLocked(oldest)
 }

@@ -19,10 +19,16 @@ import (
 
 // Defaults.
 const (
-	// DefaultMaxQueryBytes bounds the body of POST /v1/sql.
-	DefaultMaxQueryBytes = 1 << 20
+	// DefaultMaxQueryBytes bounds the body of POST /v1/sql: the engine's limit
+	// on a query text, which Flight shares.
+	DefaultMaxQueryBytes = engine.DefaultMaxQueryBytes
 	// DefaultRequestTimeout bounds one request.
 	DefaultRequestTimeout = 60 * time.Second
+	// DefaultReadTimeout bounds reading one request, body included: a client
+	// that sends its body slowly is cut off instead of holding a connection.
+	DefaultReadTimeout = 15 * time.Second
+	// DefaultIdleTimeout bounds an idle keep-alive connection.
+	DefaultIdleTimeout = 120 * time.Second
 )
 
 // Engine is what the API needs from the runtime's engine.
@@ -51,6 +57,12 @@ type Server struct {
 	APIKeys []string
 	// TLS, when set, makes the listener speak TLS only.
 	TLS *tls.Config
+	// MaxQueryBytes bounds the body of POST /v1/sql; DefaultMaxQueryBytes when
+	// zero. Larger bodies answer 413.
+	MaxQueryBytes int
+	// ReadTimeout bounds reading a request, headers and body; DefaultReadTimeout
+	// when zero.
+	ReadTimeout time.Duration
 
 	engine Engine
 	addr   string
@@ -76,7 +88,11 @@ func (s *Server) Open() error {
 		ln = tls.NewListener(ln, s.TLS)
 	}
 	s.ln = ln
-	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	if s.ReadTimeout <= 0 {
+		s.ReadTimeout = DefaultReadTimeout
+	}
+	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: min(10*time.Second, s.ReadTimeout),
+		ReadTimeout: s.ReadTimeout, IdleTimeout: DefaultIdleTimeout}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.Logger.Error("http server stopped", wire.LogError, err)

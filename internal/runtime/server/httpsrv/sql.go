@@ -3,6 +3,7 @@ package httpsrv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -14,13 +15,17 @@ import (
 
 // sql answers POST /v1/sql: the body is one SELECT.
 func (s *Server) sql(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, DefaultMaxQueryBytes+1))
+	limit := s.MaxQueryBytes
+	if limit <= 0 {
+		limit = DefaultMaxQueryBytes
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 	if err != nil {
-		text(w, http.StatusBadRequest, "read request body: "+err.Error())
+		text(w, http.StatusBadRequest, "read request body: "+err.Error()+"; send the whole query promptly")
 		return
 	}
-	if len(body) > DefaultMaxQueryBytes {
-		text(w, http.StatusRequestEntityTooLarge, "query text larger than 1 MiB")
+	if len(body) > limit {
+		text(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("query text larger than %d bytes; send a shorter query", limit))
 		return
 	}
 	query := strings.TrimSpace(string(body))
@@ -67,10 +72,22 @@ func cacheHeader(c engine.CacheStatus) string {
 	}
 }
 
+// statusClientClosed answers a request whose client went away (nginx's 499);
+// nobody reads it.
+const statusClientClosed = 499
+
 // statusOf maps an engine error to an HTTP status: the one place that does.
 func statusOf(err error) int {
 	var qe *engine.QueryError
 	switch {
+	case errors.Is(err, context.Canceled):
+		return statusClientClosed
+	case errors.Is(err, engine.ErrResultTooLarge), errors.Is(err, engine.ErrQueryTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, engine.ErrQueryTimeout):
+		return http.StatusGatewayTimeout
+	case errors.Is(err, engine.ErrBusy):
+		return http.StatusServiceUnavailable
 	case errors.As(err, &qe):
 		return http.StatusBadRequest
 	case errors.Is(err, engine.ErrNotReady), errors.Is(err, engine.ErrClosed):
@@ -93,6 +110,10 @@ func (s *Server) queryError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
+	}
+	if code == statusClientClosed {
+		w.WriteHeader(code)
+		return
 	}
 	text(w, code, err.Error())
 }
