@@ -24,6 +24,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb"
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres/cdc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/httpsrv"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
@@ -100,6 +101,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.IntVar(&cfg.DuckDBThreads, "duckdb-threads", duckdb.DefaultThreads(), "DuckDB threads (default half the cores: many small queries run side by side, each on its own connection)")
 	fs.DurationVar(&cfg.Drain, "drain", DefaultDrain, "on SIGTERM, how long to keep answering while gRPC health reports NOT_SERVING, so balancers stop sending first (0: stop at once)")
 	fs.DurationVar(&cfg.MinPositionTimeout, "min-position-timeout", engine.DefaultMinPositionTimeout, "how long a query waits for the position a reader asks for with Spice-Min-Position")
+	var mem memoryLimitFlag
+	fs.Var(&mem, "memory-limit", "memory the runtime may use, such as 2GiB; auto: the container's cgroup limit, else half the RAM. DuckDB gets half, the caches and results bounded shares (see README, Limits)")
+	fs.IntVar(&cfg.MaxQueryBytes, "max-query-bytes", engine.DefaultMaxQueryBytes, "longest query text accepted, over HTTP and Flight alike")
+	fs.Int64Var(&cfg.MaxResultBytes, "max-result-bytes", duckdb.DefaultMaxResultBytes, "largest result (Arrow bytes); at most 1/32 of --memory-limit")
+	fs.DurationVar(&cfg.QueryTimeout, "query-timeout", engine.DefaultQueryTimeout, "how long a query may take from its arrival, waiting for a slot included")
+	fs.IntVar(&cfg.QuerySlots, "query-slots", 0, "queries run at once (DuckDB connections); 0: 2 per core, at least 4. Heavy queries get at most half")
+	fs.DurationVar(&cfg.QueueTimeout, "queue-timeout", engine.DefaultQueueTimeout, "how long a query waits for a slot before it is refused with 503")
+	fs.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", httpsrv.DefaultReadTimeout, "how long reading one HTTP request (body included) may take")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: dataruntime [flags]
        dataruntime healthcheck [--url http://127.0.0.1:8090/v1/ready] [--ca-file ca.pem]
@@ -116,6 +125,7 @@ Flags:
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
+	cfg.MemoryLimit = mem.bytes
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "unexpected argument %q; see --help\n", fs.Arg(0))
 		return cfg, fmt.Errorf("unexpected argument")

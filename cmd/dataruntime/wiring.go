@@ -15,6 +15,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,6 +54,23 @@ type Config struct {
 	// Drain is how long the runtime keeps answering after SIGTERM while its
 	// gRPC health says NOT_SERVING, so balancers move away first (see Main.Drain).
 	Drain time.Duration
+	// MemoryLimit bounds the process (see budget); 0 derives it from the cgroup
+	// limit, else half the RAM.
+	MemoryLimit int64
+	// MaxQueryBytes bounds a query text over HTTP and Flight; engine default when 0.
+	MaxQueryBytes int
+	// MaxResultBytes bounds one result; duckdb.DefaultMaxResultBytes when 0, and
+	// at most 1/32 of MemoryLimit.
+	MaxResultBytes int64
+	// QueryTimeout bounds a query from its arrival; engine default when 0.
+	QueryTimeout time.Duration
+	// QuerySlots bounds concurrent queries (DuckDB connections); duckdb default
+	// when 0.
+	QuerySlots int
+	// QueueTimeout bounds the wait for a query slot; engine default when 0.
+	QueueTimeout time.Duration
+	// HTTPReadTimeout bounds reading one HTTP request; httpsrv default when 0.
+	HTTPReadTimeout time.Duration
 }
 
 // Main is the composition root: the only place that knows every implementation.
@@ -67,6 +85,7 @@ type Main struct {
 	Engine  *engine.Engine
 	HTTP    *httpsrv.Server
 	Flight  *flightsrv.Server
+	budget  budget
 	servers []func(context.Context) error // closed first, in reverse order of opening
 	sources []engine.Source
 	metrics *http.Server
@@ -92,6 +111,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.reg = prometheus.NewRegistry()
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	m.budget = m.memoryBudget()
 	if err := m.openStore(ctx); err != nil {
 		return err
 	}
@@ -99,8 +119,20 @@ func (m *Main) Run(ctx context.Context) error {
 	e.Logger = m.Logger
 	e.Metrics = engine.NewMetrics(m.reg)
 	e.MinPositionTimeout = m.Config.MinPositionTimeout
+	e.QueryTimeout = m.Config.QueryTimeout
+	e.MaxQueryBytes = m.Config.MaxQueryBytes
+	e.PlanCacheBytes = m.budget.PlanCache
+	e.Admission = engine.Admission{Slots: m.Store.MaxConns, QueueTimeout: m.Config.QueueTimeout}
 	if rc := pod.Runtime.ResultsCache; rc.Enabled {
-		e.Cache = engine.NewCache(rc.CacheMaxSize, rc.ItemTTL)
+		size := rc.CacheMaxSize
+		if size <= 0 || size > m.budget.ResultsCache {
+			if size > m.budget.ResultsCache {
+				m.Logger.Warn("results cache_max_size exceeds the memory budget; lowered", "cache_max_size", size,
+					"bytes", m.budget.ResultsCache, "memory_limit", m.budget.Limit)
+			}
+			size = m.budget.ResultsCache
+		}
+		e.Cache = engine.NewCache(size, rc.ItemTTL)
 		e.Cache.Metrics = e.Metrics
 	}
 	m.Engine = e
@@ -126,6 +158,26 @@ func (m *Main) Run(ctx context.Context) error {
 	return nil
 }
 
+// memoryBudget splits the memory limit (see budget) and sets Go's soft memory
+// limit unless GOMEMLIMIT is set.
+func (m *Main) memoryBudget() budget {
+	limit, source := m.Config.MemoryLimit, "--memory-limit"
+	if limit <= 0 {
+		limit, source = detectMemoryLimit()
+	}
+	maxResult := m.Config.MaxResultBytes
+	if maxResult <= 0 {
+		maxResult = duckdb.DefaultMaxResultBytes
+	}
+	b := newBudget(limit, source, maxResult)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(b.GoSoft)
+	}
+	m.Logger.Info("memory budget", "limit", b.Limit, "from", b.Source, "duckdb", b.DuckDB, "go_soft_limit", b.GoSoft,
+		"results_cache", b.ResultsCache, "max_result", b.MaxResultBytes)
+	return b
+}
+
 // openStore opens DuckDB in memory, or in a file under DataDir when any dataset
 // asks for mode: file (memory-mode datasets in it are reloaded at start anyway).
 func (m *Main) openStore(ctx context.Context) error {
@@ -141,6 +193,13 @@ func (m *Main) openStore(ctx context.Context) error {
 	}
 	m.Store = duckdb.New(path)
 	m.Store.Threads = m.Config.DuckDBThreads
+	m.Store.MemoryLimit = m.budget.DuckDB
+	m.Store.MaxResultBytes = m.budget.MaxResultBytes
+	m.Store.InspectCacheBytes = m.budget.InspectCache
+	m.Store.MaxConns = m.Config.QuerySlots
+	if m.Config.QueryTimeout > 0 {
+		m.Store.QueryTimeout = m.Config.QueryTimeout
+	}
 	if err := m.Store.Open(ctx); err != nil {
 		return err
 	}
@@ -238,6 +297,8 @@ func (m *Main) openServers() error {
 	m.HTTP = httpsrv.New(m.Config.HTTPAddr, m.Engine)
 	m.HTTP.Logger = m.Logger
 	m.HTTP.APIKeys, m.HTTP.TLS = keys, tlsConfig
+	m.HTTP.MaxQueryBytes = m.Config.MaxQueryBytes
+	m.HTTP.ReadTimeout = m.Config.HTTPReadTimeout
 	m.HTTP.Endpoints = []httpsrv.Endpoint{{Name: "http", Addr: m.Config.HTTPAddr}, {Name: "flight", Addr: m.Config.FlightAddr}}
 	if err := m.HTTP.Open(); err != nil {
 		return err
@@ -252,6 +313,8 @@ func (m *Main) openServers() error {
 		m.Flight.GRPCOptions = append(m.Flight.GRPCOptions, grpc.Creds(credentials.NewTLS(tlsConfig)))
 	}
 	m.Flight.Ready = m.Engine.Ready
+	m.Flight.MaxTicketBytes = m.budget.Tickets
+	m.Flight.MaxPreparedBytes = m.budget.Prepared
 	if err := m.Flight.Open(); err != nil {
 		return err
 	}

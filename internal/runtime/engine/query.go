@@ -203,7 +203,7 @@ func (e *Engine) querySources(ctx context.Context, q Query, names []string, pos 
 // become QueryErrors; limits (ErrResultTooLarge, ErrQueryTimeout, ErrBusy) and
 // context errors pass through for the servers to map.
 func (e *Engine) run(ctx context.Context, heavy bool, sq StoreQuery) (*Result, error) {
-	sq.MaxBytes = e.MaxResultBytes
+	sq.MaxBytes, sq.User = e.MaxResultBytes, true
 	release, err := e.Admission.acquire(ctx, heavy)
 	if err != nil {
 		return nil, err

@@ -122,6 +122,10 @@ type StoreQuery struct {
 	Args []any
 	// MaxBytes, when set, bounds the result below the store's own limit.
 	MaxBytes int64
+	// User marks a client's query (the engine sets it): besides being one
+	// SELECT, it may not read the store's internals or introspect the host.
+	// The runtime's own bookkeeping reads leave it unset.
+	User bool
 	// Temp exposes rows under a name for this query only; the engine uses it to
 	// read a dataset from its source while its acceleration is not loaded. The
 	// readers are consumed and released.

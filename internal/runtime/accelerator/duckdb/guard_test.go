@@ -5,6 +5,7 @@ package duckdb_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestQueryRefusesIntrospection(t *testing.T) {
 		{"glob", "SELECT * FROM glob('/*')", "glob"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := db.Query(context.Background(), engine.StoreQuery{SQL: tc.sql})
+			res, err := db.Query(context.Background(), engine.StoreQuery{SQL: tc.sql, User: true})
 			if err == nil {
 				res.Release()
 				t.Fatalf("%s: answered, want a refusal", tc.sql)
@@ -70,12 +71,14 @@ func TestQueryRefusesIntrospection(t *testing.T) {
 		if strings.Contains(sql, "?") {
 			args = []any{int64(1)}
 		}
-		res, err := db.Query(context.Background(), engine.StoreQuery{SQL: sql, Args: args})
+		res, err := db.Query(context.Background(), engine.StoreQuery{SQL: sql, Args: args, User: true})
 		if err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
 		res.Release()
 	}
+	// The runtime's own bookkeeping reads are not a user's.
+	scalar(t, db, "SELECT count(*) FROM _spice.watermarks") // fails the test on error
 }
 
 func TestParseReportsTablesAndTableFunctions(t *testing.T) {
@@ -106,12 +109,12 @@ func TestQueryErrorsSuggestOnlyUserTables(t *testing.T) {
 		_, err := tx.Replace("orders", orders(t, memory.DefaultAllocator, order{1, 1, 1, time.Now()}))
 		return err
 	})
-	_, err := db.Query(context.Background(), engine.StoreQuery{SQL: "SELECT * FROM ordrs"})
+	_, err := db.Query(context.Background(), engine.StoreQuery{SQL: "SELECT * FROM ordrs", User: true})
 	if err == nil || !strings.Contains(err.Error(), `Did you mean "orders"`) {
 		t.Fatalf("err=%v, want a suggestion of the user's table", err)
 	}
 	for _, sql := range []string{"SELECT * FROM temp_master", "SELECT * FROM attrdef", "SELECT * FROM watermark"} {
-		_, err := db.Query(context.Background(), engine.StoreQuery{SQL: sql})
+		_, err := db.Query(context.Background(), engine.StoreQuery{SQL: sql, User: true})
 		if err == nil {
 			t.Fatalf("%s answered", sql)
 		}
@@ -141,5 +144,26 @@ func TestQueryStopsLargeResultEarly(t *testing.T) {
 	}
 	if !errors.Is(err, engine.ErrResultTooLarge) {
 		t.Fatalf("err=%v, want ErrResultTooLarge", err)
+	}
+}
+
+// Issue 10, finding 1: the cache of inspected texts counts the texts.
+func TestInspectCacheStaysWithinItsBytes(t *testing.T) {
+	db := duckdb.New("")
+	db.InspectCacheBytes = 1 << 20
+	if err := db.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for i := 0; i < 40; i++ {
+		sql := "SELECT " + strings.Repeat(" ", 100<<10) + fmt.Sprint(i) + " AS x"
+		res, err := db.Query(context.Background(), engine.StoreQuery{SQL: sql})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Release()
+	}
+	if got := db.InspectedBytes(); got > 1<<20 || got == 0 {
+		t.Fatalf("inspection cache holds %d bytes, want 0 < bytes <= %d", got, 1<<20)
 	}
 }

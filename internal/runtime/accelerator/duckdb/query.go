@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -81,7 +82,7 @@ func (d *DB) Parse(ctx context.Context, query string) (engine.Parsed, error) {
 	var c checkedQuery
 	err = conn.Raw(func(dc any) error {
 		var err error
-		c, err = guard(ctx, dc.(driver.Conn), query)
+		c, err = guard(ctx, dc.(driver.Conn), query, true)
 		return err
 	})
 	if err != nil {
@@ -116,7 +117,7 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 		}
 		defer exec.ExecContext(context.Background(), "DROP TABLE IF EXISTS temp."+Ident(name), nil)
 	}
-	ins, err := d.inspect(ctx, dc, q.SQL)
+	ins, err := d.inspect(ctx, dc, q.SQL, q.User)
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +172,8 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 // is computed once per text while the text stays in the byte-bounded cache.
 type inspection struct {
 	huge map[int]bool
+	// user: the text passed the guard's rules for users' queries too.
+	user atomic.Bool
 	// minRowBits is the least Arrow size of a result row; 0 when the query
 	// cannot be capped (duplicate column names, which a wrapping SELECT * would
 	// rename).
@@ -188,20 +191,21 @@ func capped(query string, rows int64) string {
 
 // inspect checks query with the read-only guard and returns the indexes of its
 // HUGEINT result columns, preparing it only the first time a text is seen.
-func (d *DB) inspect(ctx context.Context, dc driver.Conn, query string) (*inspection, error) {
-	if v, ok := d.inspected.Get(query); ok {
+func (d *DB) inspect(ctx context.Context, dc driver.Conn, query string, user bool) (*inspection, error) {
+	if v, ok := d.inspected.Get(query); ok && (v.user.Load() || !user) {
 		return v, nil
 	}
-	if _, err := guard(ctx, dc, query); err != nil {
+	if _, err := guard(ctx, dc, query, user); err != nil {
 		return nil, err
 	}
 	ins, err := inspect(dc, query)
 	if err != nil {
 		return nil, err
 	}
+	ins.user.Store(user)
 	if ins.minRowBits > 0 {
 		// The wrapped text must pass the guard as the text did.
-		if _, err := guard(ctx, dc, capped(query, 1)); err != nil {
+		if _, err := guard(ctx, dc, capped(query, 1), user); err != nil {
 			ins.minRowBits = 0
 		}
 	}
