@@ -313,7 +313,7 @@ func (m *Main) openServers() error {
 		m.Flight.GRPCOptions = append(m.Flight.GRPCOptions, grpc.Creds(credentials.NewTLS(tlsConfig)))
 	}
 	m.Flight.Ready = m.Engine.Ready
-	m.Flight.MaxTicketBytes = m.budget.Tickets
+	m.Flight.MaxTicketBytes = min(m.budget.Tickets, flightsrv.DefaultMaxTicketBytes)
 	m.Flight.MaxPreparedBytes = m.budget.Prepared
 	if err := m.Flight.Open(); err != nil {
 		return err
