@@ -56,8 +56,9 @@ func DefaultThreads() int { return max(1, runtime.NumCPU()/2) }
 
 // Errors returned by this package; match with errors.Is.
 var (
-	// ErrReadOnly: a user query was not a single SELECT.
-	ErrReadOnly = errors.New("only a single read-only SELECT statement is allowed")
+	// ErrReadOnly: a user query was not a single SELECT, or read what users may
+	// not (the runtime's internals, settings, the host).
+	ErrReadOnly = errors.New("query refused")
 	// ErrResultTooLarge: a result exceeded MaxResultBytes, or the query needed
 	// more than MemoryLimit. It is engine.ErrResultTooLarge.
 	ErrResultTooLarge = engine.ErrResultTooLarge

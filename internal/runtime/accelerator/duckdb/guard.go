@@ -72,7 +72,7 @@ func guard(ctx context.Context, dc driver.Conn, query string, user bool) (checke
 		return checkedQuery{}, errors.New(doc.Message)
 	}
 	if len(doc.Statements) != 1 {
-		return checkedQuery{}, fmt.Errorf("%w: got %d statements; send one", ErrReadOnly, len(doc.Statements))
+		return checkedQuery{}, fmt.Errorf("%w: got %d statements; send one SELECT", ErrReadOnly, len(doc.Statements))
 	}
 	if !user {
 		return checkedQuery{}, nil
@@ -105,7 +105,7 @@ func refusedStatement(dc driver.Conn, query string) error {
 		}
 		st.Close()
 	}
-	return fmt.Errorf("%w: got a %s statement; this runtime serves reads only, write to the source instead", ErrReadOnly, kind)
+	return fmt.Errorf("%w: got a %s statement; this runtime serves reads only: send one SELECT, and write to the source instead", ErrReadOnly, kind)
 }
 
 func serialize(ctx context.Context, dc driver.Conn, query string) (string, error) {
