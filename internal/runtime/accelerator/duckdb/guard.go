@@ -105,7 +105,7 @@ func refusedStatement(dc driver.Conn, query string) error {
 		}
 		st.Close()
 	}
-	return fmt.Errorf("%w: got a %s statement; this runtime serves reads only: send one SELECT, and write to the source instead", ErrReadOnly, kind)
+	return fmt.Errorf("%w: got a %s statement; this runtime is read-only: send one SELECT, and write to the source instead", ErrReadOnly, kind)
 }
 
 func serialize(ctx context.Context, dc driver.Conn, query string) (string, error) {

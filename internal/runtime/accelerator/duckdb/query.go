@@ -225,7 +225,7 @@ func inspect(dc driver.Conn, query string) (*inspection, error) {
 		return nil, fmt.Errorf("inspect statement: %w", err)
 	}
 	if typ != duckdb.STATEMENT_TYPE_SELECT {
-		return nil, fmt.Errorf("%w: got a %s statement; this runtime serves reads only: send one SELECT, and write to the source instead", ErrReadOnly, stmtName(typ))
+		return nil, fmt.Errorf("%w: got a %s statement; this runtime is read-only: send one SELECT, and write to the source instead", ErrReadOnly, stmtName(typ))
 	}
 	n, err := s.ColumnCount()
 	if err != nil {
