@@ -74,7 +74,7 @@ SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
 .PHONY: up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
-	wait endpoints down clean logs test fuzz bench bench-quick bench-failover scale drop-stale-slots
+	wait endpoints down clean logs test fuzz bench bench-quick bench-failover bench-heavy scale drop-stale-slots
 
 up: ports secrets build images
 	@echo "==> $(COMPOSE) up -d"
@@ -318,6 +318,15 @@ bench-failover:
 	@$(MAKE) --no-print-directory up MATERIALIZED_REPLICAS=3
 	MATERIALIZED_HTTP_PORT= MATERIALIZED_FLIGHT_PORT= MATERIALIZED_METRICS_PORT= COMPOSE='$(COMPOSE)' \
 		$(GO) run ./cmd/bench failover --url http://127.0.0.1:$${API_PORT:-9999} $(FAILOVER_ARGS)
+
+# The heavy-query scenario (about a minute): the ranking reads (cache bypassed)
+# with the accelerated runtime idle, then while six heavy ad-hoc queries run on it
+# without pause; p50/p99 and non-2xx side by side. Needs one accelerated replica.
+HEAVY_ARGS ?=
+bench-heavy:
+	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
+	set -a && . ./$(SECRETS_FILE) && set +a && $(GO) run ./cmd/bench heavy --url http://127.0.0.1:$${API_PORT:-9999} \
+		--runtime-url http://127.0.0.1:$(ACCELERATED_HTTP_PORT) $(HEAVY_ARGS)
 
 # About a minute, on the data as it is: a smoke run.
 bench-quick:
