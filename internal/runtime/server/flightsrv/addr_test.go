@@ -5,12 +5,14 @@ import (
 	"net"
 	"testing"
 
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 )
 
 // TestAddrBeforeOpen: Addr is empty until Open binds, then the bound address.
 func TestAddrBeforeOpen(t *testing.T) {
-	srv := flightsrv.New("127.0.0.1:0", nil)
+	// An engine with no datasets and no store: Open only needs its change signal.
+	srv := flightsrv.New("127.0.0.1:0", engine.New(nil))
 	if got := srv.Addr(); got != "" {
 		t.Fatalf("Addr before Open=%q, want empty", got)
 	}
