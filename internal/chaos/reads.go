@@ -1,0 +1,102 @@
+package chaos
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Violation is a read or watermark sample that broke a guarantee.
+type Violation struct {
+	Kind   string // ViolationRYW, ViolationMonotonic or ViolationWatermark
+	Detail string
+}
+
+// Kinds of Violation.
+const (
+	ViolationRYW       = "read-your-writes"
+	ViolationMonotonic = "monotonic-read"
+	ViolationWatermark = "watermark-decreased"
+)
+
+// ReadFindings is what CheckReads found in a round's answers.
+type ReadFindings struct {
+	RYW       []Violation
+	Monotonic []Violation
+	// ErrorSeconds counts, per endpoint, the distinct wall-clock seconds in which
+	// at least one request got a non-2xx answer or none.
+	ErrorSeconds map[string]int
+	// Unexpected counts, per endpoint outside allowed, the non-2xx answers.
+	Unexpected map[string]int
+}
+
+// CheckReads judges a round's answers: read-your-writes (no 2xx answer below
+// the Spice-Min-Position it was sent), monotonic reads (per reader and endpoint,
+// the positions of 2xx answers never decrease; zero means unknown and is
+// skipped), the error window per endpoint, and non-2xx answers on endpoints
+// not in allowed (those that depend on the failed part). Reads must be in the
+// order each reader issued them.
+func CheckReads(reads []Read, allowed []string) ReadFindings {
+	f := ReadFindings{ErrorSeconds: map[string]int{}, Unexpected: map[string]int{}}
+	ok := map[string]bool{}
+	for _, ep := range allowed {
+		ok[ep] = true
+	}
+	type key struct{ reader, endpoint string }
+	last := map[key]Read{}
+	seconds := map[string]map[int64]bool{}
+	for _, r := range reads {
+		if !r.OK() {
+			if seconds[r.Endpoint] == nil {
+				seconds[r.Endpoint] = map[int64]bool{}
+			}
+			seconds[r.Endpoint][r.At.Unix()] = true
+			if !ok[r.Endpoint] {
+				f.Unexpected[r.Endpoint]++
+			}
+			continue
+		}
+		if r.MinPosition != 0 && r.Position < r.MinPosition {
+			f.RYW = append(f.RYW, Violation{ViolationRYW, fmt.Sprintf("%s %s at %s answered %s, asked at least %s",
+				r.Reader, r.Endpoint, r.At.Format("15:04:05.000"), r.Position, r.MinPosition)})
+		}
+		if r.Position == 0 {
+			continue
+		}
+		k := key{r.Reader, r.Endpoint}
+		if prev, seen := last[k]; seen && r.Position < prev.Position {
+			f.Monotonic = append(f.Monotonic, Violation{ViolationMonotonic, fmt.Sprintf("%s %s went back from %s (%s) to %s (%s)",
+				r.Reader, r.Endpoint, prev.Position, prev.At.Format("15:04:05.000"), r.Position, r.At.Format("15:04:05.000"))})
+		}
+		if prev, seen := last[k]; !seen || r.Position > prev.Position {
+			last[k] = r
+		}
+	}
+	for ep, s := range seconds {
+		f.ErrorSeconds[ep] = len(s)
+	}
+	return f
+}
+
+// CheckWatermarks reports every watermark that went below an earlier one of
+// the same runtime and dataset. Zero (not loaded yet) is skipped. Samples must
+// be in the order they were taken.
+func CheckWatermarks(samples []WatermarkSample) []Violation {
+	type key struct{ runtime, dataset string }
+	last := map[key]WatermarkSample{}
+	var out []Violation
+	for _, s := range samples {
+		if s.Watermark == 0 {
+			continue
+		}
+		k := key{s.Runtime, s.Dataset}
+		if prev, seen := last[k]; seen && s.Watermark < prev.Watermark {
+			out = append(out, Violation{ViolationWatermark, fmt.Sprintf("%s %s went back from %s to %s at %s",
+				s.Runtime, s.Dataset, prev.Watermark, s.Watermark, s.At.Format("15:04:05.000"))})
+		}
+		if prev, seen := last[k]; !seen || s.Watermark > prev.Watermark {
+			last[k] = s
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Detail < out[j].Detail })
+	return out
+}
