@@ -1,0 +1,170 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// DefaultPartition is how long a partition lasts.
+const DefaultPartition = 30 * time.Second
+
+// stopLimit bounds the wait for a signalled container to stop.
+const stopLimit = 60 * time.Second
+
+// Fault is one thing that goes wrong, injected into the real stack.
+type Fault struct {
+	Name        string
+	Description string
+	// Allowed are the endpoints that depend on the failed part: non-2xx
+	// answers elsewhere are reported as unexpected.
+	Allowed []string
+	// Inject breaks something; Hold passes; Heal repairs it (nil: nothing to
+	// repair, the stack heals itself).
+	Inject func(ctx context.Context, s *Stack) error
+	Hold   time.Duration
+	Heal   func(ctx context.Context, s *Stack) error
+}
+
+// Names of the faults Catalog knows.
+const (
+	FaultKillAccelerated      = "kill-accelerated"
+	FaultKillMaterialized     = "kill-materialized"
+	FaultRestartPostgres      = "restart-postgres"
+	FaultKillPostgres         = "kill-postgres"
+	FaultPartitionAccelerated = "partition-accelerated"
+	FaultPartitionMaterial    = "partition-materialized"
+	FaultKillAPI              = "kill-api"
+	FaultDropSlot             = "drop-slot"
+)
+
+// Catalog returns the faults by name, in the order a full run takes them;
+// partitions last partition.
+func Catalog(partition time.Duration) []Fault {
+	readSide := []string{EndpointAccelerated, EndpointMaterialized}
+	return []Fault{
+		{
+			Name:        FaultKillAccelerated,
+			Description: "SIGKILL the accelerated runtime while changes stream, start it again",
+			Allowed:     readSide,
+			Inject:      killService(ServiceAccelerated),
+			Heal:        startService(ServiceAccelerated),
+		},
+		{
+			Name:        FaultKillMaterialized,
+			Description: "SIGKILL the materialized runtime while changes flow, start it again",
+			Allowed:     []string{EndpointMaterialized},
+			Inject:      killService(ServiceMaterialized),
+			Heal:        startService(ServiceMaterialized),
+		},
+		{
+			Name:        FaultRestartPostgres,
+			Description: "restart Postgres with a fast shutdown (SIGINT)",
+			Allowed:     Endpoints,
+			Inject:      stopService(ServicePostgres, "INT"),
+			Heal:        startService(ServicePostgres),
+		},
+		{
+			Name:        FaultKillPostgres,
+			Description: "SIGKILL Postgres (crash recovery on start)",
+			Allowed:     Endpoints,
+			Inject:      killService(ServicePostgres),
+			Heal:        startService(ServicePostgres),
+		},
+		{
+			Name:        FaultKillAPI,
+			Description: "SIGKILL the api under load, start it again",
+			Allowed:     Endpoints,
+			Inject:      killService(ServiceAPI),
+			Heal:        startService(ServiceAPI),
+		},
+		{
+			Name:        FaultDropSlot,
+			Description: "drop the accelerated runtime's replication slot under it",
+			Allowed:     readSide,
+			Inject:      dropSlot(ServiceAccelerated),
+		},
+		{
+			Name: FaultPartitionAccelerated,
+			Description: fmt.Sprintf("disconnect the accelerated runtime from the network for %s "+
+				"(cut from Postgres, the api and materialized)", partition),
+			Allowed: readSide,
+			Inject:  func(ctx context.Context, s *Stack) error { return s.Disconnect(ctx, ServiceAccelerated) },
+			Hold:    partition,
+			Heal:    func(ctx context.Context, s *Stack) error { return s.Connect(ctx, ServiceAccelerated) },
+		},
+		{
+			Name: FaultPartitionMaterial,
+			Description: fmt.Sprintf("disconnect the materialized runtime from the network for %s "+
+				"(cut from accelerated and the api)", partition),
+			Allowed: []string{EndpointMaterialized},
+			Inject:  func(ctx context.Context, s *Stack) error { return s.Disconnect(ctx, ServiceMaterialized) },
+			Hold:    partition,
+			Heal:    func(ctx context.Context, s *Stack) error { return s.Connect(ctx, ServiceMaterialized) },
+		},
+	}
+}
+
+// Select picks faults by name from the catalog, in the order of names.
+func Select(catalog []Fault, names []string) ([]Fault, error) {
+	var out []Fault
+	for _, n := range names {
+		found := false
+		for _, f := range catalog {
+			if f.Name == n {
+				out, found = append(out, f), true
+				break
+			}
+		}
+		if !found {
+			var known []string
+			for _, f := range catalog {
+				known = append(known, f.Name)
+			}
+			return nil, fmt.Errorf("unknown fault %q: choose from %v", n, known)
+		}
+	}
+	return out, nil
+}
+
+func killService(service string) func(context.Context, *Stack) error {
+	return stopService(service, "KILL")
+}
+
+// stopService signals the service's main process and waits for it to stop.
+func stopService(service, sig string) func(context.Context, *Stack) error {
+	return func(ctx context.Context, s *Stack) error {
+		if err := s.Signal(ctx, service, sig); err != nil {
+			return fmt.Errorf("signal %s: %w", service, err)
+		}
+		return s.WaitStopped(ctx, service, stopLimit)
+	}
+}
+
+func startService(service string) func(context.Context, *Stack) error {
+	return func(ctx context.Context, s *Stack) error { return s.Start(ctx, service) }
+}
+
+// dropSlot terminates the walsender of the instance's slot and drops the slot
+// before the runtime can reconnect.
+func dropSlot(instance string) func(context.Context, *Stack) error {
+	return func(ctx context.Context, s *Stack) error {
+		_, err := s.Psql(ctx, fmt.Sprintf(`DO $$
+DECLARE slot text;
+BEGIN
+  SELECT slot_name INTO slot FROM pg_replication_slots WHERE slot_name LIKE '%%%s%%' LIMIT 1;
+  IF slot IS NULL THEN RAISE EXCEPTION 'no replication slot of %s'; END IF;
+  FOR i IN 1..200 LOOP
+    BEGIN
+      PERFORM pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = slot AND active_pid IS NOT NULL;
+      PERFORM pg_sleep(0.01);
+      PERFORM pg_drop_replication_slot(slot);
+      RETURN;
+    EXCEPTION WHEN object_in_use THEN NULL;
+    END;
+  END LOOP;
+  RAISE EXCEPTION 'slot %% stayed in use', slot;
+END $$`, instance, instance))
+		return err
+	}
+}

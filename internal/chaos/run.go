@@ -1,0 +1,210 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/cqrs-spice/cqrs/internal/position"
+)
+
+// Defaults of Runner.
+const (
+	DefaultWarmup         = 3 * time.Second
+	DefaultSettle         = 5 * time.Second
+	DefaultRecoverTimeout = 3 * time.Minute
+	maxDetails            = 5
+)
+
+// Runner runs faults against a stack, one per round, and judges each round.
+type Runner struct {
+	Stack     *Stack
+	Client    *Client
+	Collector *Collector
+	Products  []int64 // product ids the writer orders; required
+	// WriteRate and ReadersPerPath configure each round's Workload.
+	WriteRate      float64
+	ReadersPerPath int
+	// Warmup runs the workload before the fault (DefaultWarmup); Settle after
+	// recovery (DefaultSettle); RecoverTimeout bounds the wait for recovery and
+	// for convergence (DefaultRecoverTimeout).
+	Warmup, Settle, RecoverTimeout time.Duration
+	Logger                         *slog.Logger
+
+	acks []Ack // every acknowledged order of every round so far
+}
+
+// Result is one round's measurements.
+type Result struct {
+	Fault       string
+	Description string
+	Writes      int // POST /orders attempted
+	Acked       int // answered 201
+	// ErrorSeconds is, per endpoint, the number of seconds with non-2xx answers.
+	ErrorSeconds map[string]int
+	// Recover is the time from the fault's end until all three rankings
+	// answered 2xx reflecting every order acknowledged by then; Recovered is
+	// false when RecoverTimeout ran out first.
+	Recover   time.Duration
+	Recovered bool
+	// Converged is whether, after the quiet period, every path held exactly the
+	// acknowledged orders and the same tallies as Postgres.
+	Converged  bool
+	Lost       int // acknowledged orders missing from Postgres or accelerated
+	Doubled    int // order ids held more than once
+	Mismatches int // tallies or rankings not equal to Postgres's
+	RYW        int // read-your-writes violations
+	Monotonic  int // monotonic-read violations
+	Watermarks int // watermark decreases
+	Unexpected int // non-2xx answers on endpoints that do not depend on the failed part
+	Details    []string
+	Err        string // the fault could not be injected or healed, or the stack not read
+}
+
+// Clean reports whether the round found nothing wrong.
+func (r Result) Clean() bool {
+	return r.Err == "" && r.Recovered && r.Converged && r.Lost == 0 && r.Doubled == 0 && r.Mismatches == 0 &&
+		r.RYW == 0 && r.Monotonic == 0 && r.Watermarks == 0 && r.Unexpected == 0
+}
+
+func (r *Runner) defaults() {
+	if r.Warmup <= 0 {
+		r.Warmup = DefaultWarmup
+	}
+	if r.Settle <= 0 {
+		r.Settle = DefaultSettle
+	}
+	if r.RecoverTimeout <= 0 {
+		r.RecoverTimeout = DefaultRecoverTimeout
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+}
+
+// Round runs one fault under the workload and judges it.
+func (r *Runner) Round(ctx context.Context, f Fault) Result {
+	r.defaults()
+	res := Result{Fault: f.Name, Description: f.Description}
+	log := r.Logger.With("fault", f.Name)
+	w := &Workload{Client: r.Client, Products: r.Products, WriteRate: r.WriteRate, ReadersPerPath: r.ReadersPerPath}
+	w.Open()
+	closed := false
+	closeWorkload := func() {
+		if !closed {
+			w.Close()
+			closed = true
+		}
+	}
+	defer closeWorkload()
+
+	sleep(ctx, r.Warmup)
+	log.Info("inject", "what", f.Description)
+	if err := f.Inject(ctx, r.Stack); err != nil {
+		res.Err = "inject: " + err.Error()
+	}
+	sleep(ctx, f.Hold)
+	if f.Heal != nil {
+		if err := f.Heal(ctx, r.Stack); err != nil && res.Err == "" {
+			res.Err = "heal: " + err.Error()
+		}
+	}
+	healed, token := time.Now(), w.Token()
+	log.Info("healed; waiting for recovery", "token", token)
+	if err := r.Stack.WaitHealthy(ctx, r.RecoverTimeout); err != nil && res.Err == "" {
+		res.Err = err.Error()
+	}
+	res.Recovered = r.waitRecovered(ctx, token, time.Until(healed.Add(r.RecoverTimeout)))
+	res.Recover = time.Since(healed)
+	log.Info("recovered", "ok", res.Recovered, "after", res.Recover.Round(100*time.Millisecond))
+	sleep(ctx, r.Settle)
+	closeWorkload()
+
+	acks, reads, marks := w.Results()
+	r.acks = append(r.acks, acks...)
+	res.Acked = len(acks)
+	for _, rd := range reads {
+		if rd.Endpoint == EndpointOrders {
+			res.Writes++
+		}
+	}
+	r.judgeReads(&res, reads, marks, f.Allowed)
+	r.judgeState(ctx, &res)
+	log.Info("judged", "clean", res.Clean(), "acked", res.Acked, "lost", res.Lost, "doubled", res.Doubled,
+		"ryw", res.RYW, "monotonic", res.Monotonic, "unexpected", res.Unexpected)
+	return res
+}
+
+// waitRecovered polls the three rankings with token as Spice-Min-Position until
+// all answer 2xx at or beyond it.
+func (r *Runner) waitRecovered(ctx context.Context, token position.LSN, limit time.Duration) bool {
+	return poll(ctx, limit, "recovery", func() bool {
+		for _, ep := range RankingEndpoints {
+			_, rd := r.Client.Ranking(ctx, "recovery", ep, token, true)
+			if !rd.OK() || rd.Position < token {
+				return false
+			}
+		}
+		return true
+	}) == nil
+}
+
+func (r *Runner) judgeReads(res *Result, reads []Read, marks []WatermarkSample, allowed []string) {
+	rf := CheckReads(reads, allowed)
+	wm := CheckWatermarks(marks)
+	res.ErrorSeconds = rf.ErrorSeconds
+	res.RYW, res.Monotonic, res.Watermarks = len(rf.RYW), len(rf.Monotonic), len(wm)
+	for _, n := range rf.Unexpected {
+		res.Unexpected += n
+	}
+	for _, vs := range [][]Violation{rf.RYW, rf.Monotonic, wm} {
+		for _, v := range vs[:min(len(vs), maxDetails)] {
+			res.Details = append(res.Details, v.Kind+": "+v.Detail)
+		}
+	}
+	for _, ep := range Endpoints {
+		if n := rf.Unexpected[ep]; n > 0 {
+			res.Details = append(res.Details, fmt.Sprintf("unexpected: %d non-2xx answers on %s", n, ep))
+		}
+	}
+}
+
+// judgeState polls the stack until every path holds what Postgres holds, or
+// RecoverTimeout runs out, and records what was still wrong.
+func (r *Runner) judgeState(ctx context.Context, res *Result) {
+	if len(r.acks) == 0 {
+		res.Details = append(res.Details, "no order was acknowledged")
+		return
+	}
+	from := slices.MinFunc(r.acks, func(a, b Ack) int { return int(a.ID - b.ID) }).ID
+	var last StateFindings
+	var lastErr error
+	res.Converged = poll(ctx, r.RecoverTimeout, "convergence", func() bool {
+		s, err := r.Collector.Collect(ctx, from)
+		if lastErr = err; err != nil {
+			return false
+		}
+		last = CheckState(r.acks, s)
+		return last.Converged()
+	}) == nil
+	if lastErr != nil {
+		res.Err = "read the stack: " + lastErr.Error()
+		return
+	}
+	res.Lost, res.Doubled, res.Mismatches = len(last.Lost), len(last.Doubled), len(last.Mismatches)
+	if !last.Converged() {
+		res.Details = append(res.Details, "after the quiet period: "+last.Summary())
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

@@ -1,0 +1,150 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cqrs-spice/cqrs/internal/bench"
+)
+
+// PortVars are docker-compose.yml's host port variables, in the order Ports
+// assigns them from a base port.
+var PortVars = []string{"API_PORT", "POSTGRES_PORT", "ACCELERATED_HTTP_PORT", "ACCELERATED_FLIGHT_PORT",
+	"ACCELERATED_METRICS_PORT", "MATERIALIZED_HTTP_PORT", "MATERIALIZED_FLIGHT_PORT", "MATERIALIZED_METRICS_PORT"}
+
+// Ports maps each of PortVars to a host port.
+type Ports map[string]int
+
+// PortsFrom assigns base, base+1, ... to PortVars.
+func PortsFrom(base int) Ports {
+	p := Ports{}
+	for i, v := range PortVars {
+		p[v] = base + i
+	}
+	return p
+}
+
+// Env is the ports as compose environment.
+func (p Ports) Env() []string {
+	var env []string
+	for _, v := range PortVars {
+		env = append(env, fmt.Sprintf("%s=%d", v, p[v]))
+	}
+	sort.Strings(env)
+	return env
+}
+
+// Suite is a chaos run's wiring: the stack on its ports and the clients.
+type Suite struct {
+	Stack     *Stack
+	Ports     Ports
+	Client    *Client
+	Collector *Collector
+	Logger    *slog.Logger
+}
+
+// NewSuite wires a stack of project in dir on ports. The runtimes' API keys
+// come from ACCELERATED_API_KEY and MATERIALIZED_API_KEY when set.
+func NewSuite(project, dir string, ports Ports, logger *slog.Logger) *Suite {
+	c := NewClient(fmt.Sprintf("http://127.0.0.1:%d", ports["API_PORT"]))
+	c.AcceleratedURL = fmt.Sprintf("http://127.0.0.1:%d", ports["ACCELERATED_HTTP_PORT"])
+	c.MaterializedURL = fmt.Sprintf("http://127.0.0.1:%d", ports["MATERIALIZED_HTTP_PORT"])
+	c.AcceleratedKey, c.MaterializedKey = os.Getenv("ACCELERATED_API_KEY"), os.Getenv("MATERIALIZED_API_KEY")
+	pg := fmt.Sprintf("postgres://postgres:postgres@127.0.0.1:%d/postgres?sslmode=disable", ports["POSTGRES_PORT"])
+	return &Suite{
+		Stack:     &Stack{Project: project, Dir: dir, Env: ports.Env()},
+		Ports:     ports,
+		Client:    c,
+		Collector: &Collector{Client: c, PostgresURL: pg},
+		Logger:    logger,
+	}
+}
+
+// Up starts the stack unless its api answers already, and waits until every
+// service is healthy and the api ready.
+func (s *Suite) Up(ctx context.Context, limit time.Duration) error {
+	if s.ready(ctx) {
+		return nil
+	}
+	s.Logger.Info("starting the stack", "project", s.Stack.Project)
+	if _, err := s.Stack.Run(ctx, "up", "-d", "--remove-orphans"); err != nil {
+		return fmt.Errorf("start the stack: %w", err)
+	}
+	if err := s.Stack.WaitHealthy(ctx, limit); err != nil {
+		return err
+	}
+	return poll(ctx, limit, "the api to be ready", func() bool { return s.ready(ctx) })
+}
+
+// Down removes the stack with its volumes.
+func (s *Suite) Down(ctx context.Context) error {
+	_, err := s.Stack.Run(ctx, "down", "-v", "--remove-orphans")
+	return err
+}
+
+func (s *Suite) ready(ctx context.Context) bool {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.Client.API+"/readyz", nil)
+	resp, err := s.Client.HTTP.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Options are a run's settings.
+type Options struct {
+	Faults         []Fault
+	WriteRate      float64
+	ReadersPerPath int
+	Warmup         time.Duration
+	Settle         time.Duration
+	RecoverTimeout time.Duration
+}
+
+// Run runs every fault in turn against the (started) stack.
+func (s *Suite) Run(ctx context.Context, o Options) (Report, error) {
+	products, err := s.Collector.Products(ctx)
+	if err != nil {
+		return Report{}, err
+	}
+	var ids []int64
+	for id := range products {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return Report{}, fmt.Errorf("no products in Postgres: the stack's init.sql did not run")
+	}
+	r := &Runner{Stack: s.Stack, Client: s.Client, Collector: s.Collector, Products: ids,
+		WriteRate: o.WriteRate, ReadersPerPath: o.ReadersPerPath, Warmup: o.Warmup, Settle: o.Settle,
+		RecoverTimeout: o.RecoverTimeout, Logger: s.Logger}
+	r.defaults()
+	rep := Report{Started: time.Now(), Machine: bench.DescribeMachine(ctx, "docker")}
+	var names []string
+	for _, f := range o.Faults {
+		names = append(names, f.Name)
+	}
+	rate := o.WriteRate
+	if rate <= 0 {
+		rate = DefaultWriteRate
+	}
+	readers := o.ReadersPerPath
+	if readers <= 0 {
+		readers = DefaultReadersPerPath
+	}
+	rep.Settings = fmt.Sprintf("Workload: %.0f orders/s, %d readers per ranking (every second one with the latest token), "+
+		"%s before each fault, %s after recovery. Faults: %s.", rate, readers, r.Warmup, r.Settle, strings.Join(names, ", "))
+	for _, f := range o.Faults {
+		if ctx.Err() != nil {
+			break
+		}
+		rep.Results = append(rep.Results, r.Round(ctx, f))
+	}
+	return rep, ctx.Err()
+}

@@ -1,0 +1,191 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cqrs-spice/cqrs/internal/position"
+)
+
+// Defaults of Workload.
+const (
+	DefaultWriteRate        = 50
+	DefaultReadersPerPath   = 2
+	DefaultReadPause        = 50 * time.Millisecond
+	DefaultWatermarkEvery   = 500 * time.Millisecond
+	DefaultWritesInFlight   = 32
+	defaultMaxOrderQuantity = 5
+)
+
+// Workload writes orders at a steady rate and reads the three rankings
+// continuously while a round runs, recording everything the checker needs.
+type Workload struct {
+	Client   *Client
+	Products []int64 // product ids to order; required
+	// WriteRate is orders per second (DefaultWriteRate); a tick is skipped when
+	// DefaultWritesInFlight writes are still waiting for an answer.
+	WriteRate float64
+	// ReadersPerPath readers read each ranking (DefaultReadersPerPath); every
+	// second one sends the latest write token as Spice-Min-Position.
+	ReadersPerPath int
+
+	token   atomic.Uint64 // highest acknowledged position
+	mu      sync.Mutex
+	acks    []Ack
+	writes  []Read
+	readers [][]Read
+	marks   []WatermarkSample
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Open starts the writer, the readers and the watermark watcher.
+func (w *Workload) Open() {
+	if w.WriteRate <= 0 {
+		w.WriteRate = DefaultWriteRate
+	}
+	if w.ReadersPerPath <= 0 {
+		w.ReadersPerPath = DefaultReadersPerPath
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	w.wg.Add(2)
+	go w.write(ctx)
+	go w.watch(ctx)
+	for _, ep := range RankingEndpoints {
+		for i := range w.ReadersPerPath {
+			w.mu.Lock()
+			w.readers = append(w.readers, nil)
+			slot := len(w.readers) - 1
+			w.mu.Unlock()
+			w.wg.Add(1)
+			go w.read(ctx, slot, fmt.Sprintf("%s#%d", ep, i), ep, i%2 == 1)
+		}
+	}
+}
+
+// Close stops everything and waits for the requests in flight.
+func (w *Workload) Close() {
+	w.cancel()
+	w.wg.Wait()
+}
+
+// Token is the highest position any acknowledged write returned so far.
+func (w *Workload) Token() position.LSN { return position.LSN(w.token.Load()) }
+
+func (w *Workload) write(ctx context.Context) {
+	defer w.wg.Done()
+	slots := make(chan struct{}, DefaultWritesInFlight)
+	t := time.NewTicker(time.Duration(float64(time.Second) / w.WriteRate))
+	defer t.Stop()
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			continue
+		}
+		inflight.Add(1)
+		go func() {
+			defer func() { <-slots; inflight.Done() }()
+			// The write is not cancelled with the round: an answer that is on its
+			// way is an acknowledgement to record.
+			p := w.Products[rand.IntN(len(w.Products))]
+			ack, rd, ok := w.Client.PostOrder(context.Background(), p, 1+rand.Int64N(defaultMaxOrderQuantity))
+			w.mu.Lock()
+			w.writes = append(w.writes, rd)
+			if ok {
+				w.acks = append(w.acks, ack)
+			}
+			w.mu.Unlock()
+			if ok {
+				for {
+					cur := w.token.Load()
+					if uint64(ack.Position) <= cur || w.token.CompareAndSwap(cur, uint64(ack.Position)) {
+						break
+					}
+				}
+			}
+		}()
+	}
+}
+
+func (w *Workload) read(ctx context.Context, slot int, name, endpoint string, withToken bool) {
+	defer w.wg.Done()
+	var mine []Read
+	defer func() {
+		w.mu.Lock()
+		w.readers[slot] = mine
+		w.mu.Unlock()
+	}()
+	for ctx.Err() == nil {
+		var min position.LSN
+		if withToken {
+			min = w.Token()
+		}
+		_, rd := w.Client.Ranking(ctx, name, endpoint, min, false)
+		if ctx.Err() != nil {
+			return // cut short by the end of the round, not by the stack
+		}
+		mine = append(mine, rd)
+		pause := DefaultReadPause
+		if !rd.OK() {
+			pause = 200 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
+		}
+	}
+}
+
+func (w *Workload) watch(ctx context.Context) {
+	defer w.wg.Done()
+	t := time.NewTicker(DefaultWatermarkEvery)
+	defer t.Stop()
+	c := w.Client
+	for {
+		for _, rt := range []struct{ name, url, key string }{
+			{"accelerated", c.AcceleratedURL, c.AcceleratedKey}, {"materialized", c.MaterializedURL, c.MaterializedKey},
+		} {
+			if rt.url == "" {
+				continue
+			}
+			ss, err := c.Watermarks(ctx, rt.name, rt.url, rt.key)
+			if err == nil {
+				w.mu.Lock()
+				w.marks = append(w.marks, ss...)
+				w.mu.Unlock()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Results returns, after Close, the acknowledged orders, every answer (each
+// reader's in its order, then the writer's) and the watermark samples.
+func (w *Workload) Results() ([]Ack, []Read, []WatermarkSample) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var reads []Read
+	for _, r := range w.readers {
+		reads = append(reads, r...)
+	}
+	reads = append(reads, w.writes...)
+	return append([]Ack(nil), w.acks...), reads, append([]WatermarkSample(nil), w.marks...)
+}
