@@ -8,6 +8,7 @@
 #   make test       the test suite (needs Docker for Postgres)
 #   make fuzz       each fuzz target for FUZZTIME (default 30s)
 #   make deps       install missing host packages (root + apt), else name the command
+#   make chaos      real faults into a second stack (project cqrs-chaos), checked round by round
 #   make logs       the stack's recent logs (FOLLOW=1 to follow)
 #   make scale      change the runtimes' replica counts on the running stack
 #   make drop-stale-slots  drop the replication slots of accelerated replicas that are gone
@@ -74,7 +75,7 @@ SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
 .PHONY: up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
-	wait endpoints down clean logs test fuzz bench bench-quick bench-failover bench-heavy scale drop-stale-slots
+	wait endpoints down clean logs test fuzz bench bench-quick bench-failover bench-heavy chaos chaos-quick scale drop-stale-slots
 
 up: ports secrets build images
 	@echo "==> $(COMPOSE) up -d"
@@ -274,6 +275,7 @@ test: export TESTCONTAINERS_RYUK_DISABLED = true
 test: secrets build images
 	$(GO) test -tags '$(TEST_TAGS)' -count=1 ./...
 	COMPOSE='$(COMPOSE)' $(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/e2e/
+	COMPOSE='$(COMPOSE)' $(GO) test -tags chaos -count=1 -v -timeout 15m -run TestChaosQuick ./internal/chaos/
 
 # Each fuzz target in turn for FUZZTIME; plain `go test` (make test) runs their
 # seeds. FuzzGuard runs DuckDB, so it needs the duckdb_arrow tag like the runtime.
@@ -331,3 +333,18 @@ bench-heavy:
 # About a minute, on the data as it is: a smoke run.
 bench-quick:
 	@$(MAKE) --no-print-directory bench BENCH_ARGS=--quick
+
+## Chaos -----------------------------------------------------------------------
+
+# make chaos runs every fault (cmd/chaos) against its own compose project,
+# cqrs-chaos, on host ports 19990-19997 (CHAOS_ARGS=--port-base N moves them),
+# started when its api does not answer; the table goes to chaos/results/latest.md.
+# The stack stays up afterwards: CHAOS_ARGS=--down removes it.
+CHAOS_ARGS ?=
+chaos: secrets build images
+	$(GO) run ./cmd/chaos --project cqrs-chaos $(CHAOS_ARGS)
+
+# The CI setting: three faults on a fresh stack, torn down at the end.
+chaos-quick: export TESTCONTAINERS_RYUK_DISABLED = true
+chaos-quick: secrets build images
+	COMPOSE='$(COMPOSE)' $(GO) test -tags chaos -count=1 -v -timeout 15m -run TestChaosQuick ./internal/chaos/
