@@ -34,6 +34,7 @@ type config struct {
 	faults    string
 	quick     bool
 	partition time.Duration
+	seed      int64
 	opts      chaos.Options
 	out       string
 	down      bool
@@ -60,6 +61,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.faults, "faults", "", "comma-separated faults to run, in order (default: all)")
 	fs.BoolVar(&c.quick, "quick", false, "the CI setting: "+strings.Join(QuickFaults, ", ")+" with a 10 s partition")
 	fs.DurationVar(&c.partition, "partition", chaos.DefaultPartition, "how long a partition lasts")
+	fs.Int64Var(&c.seed, "seed", chaos.DefaultSeed, "orders in Postgres before the kills during a snapshot")
 	fs.Float64Var(&c.opts.WriteRate, "write-rate", chaos.DefaultWriteRate, "orders per second during every round")
 	fs.IntVar(&c.opts.ReadersPerPath, "readers", chaos.DefaultReadersPerPath, "readers per ranking endpoint")
 	fs.DurationVar(&c.opts.Warmup, "warmup", chaos.DefaultWarmup, "workload before each fault")
@@ -78,7 +80,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 			c.partition = 10 * time.Second
 		}
 	}
-	catalog := chaos.Catalog(c.partition)
+	catalog := chaos.Catalog(chaos.Settings{Partition: c.partition, Seed: c.seed})
 	names := strings.Split(c.faults, ",")
 	if c.faults == "" {
 		names = nil

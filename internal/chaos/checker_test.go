@@ -149,10 +149,11 @@ func TestCheckReadsErrorWindowAndUnexpected(t *testing.T) {
 		{Reader: "r", Endpoint: chaos.EndpointAccelerated, At: at(1), Status: 503},
 		{Reader: "r", Endpoint: chaos.EndpointAccelerated, At: at(2), Status: 0},
 		{Reader: "r", Endpoint: chaos.EndpointAccelerated, At: at(15), Status: 504},
+		{Reader: "r", Endpoint: chaos.EndpointAccelerated, At: at(40), Took: 2 * time.Second, Status: 0}, // seconds 4, 5, 6
 		{Reader: "r", Endpoint: chaos.EndpointRanking, At: at(16), Status: 500},
 	}
 	f := chaos.CheckReads(reads, []string{chaos.EndpointAccelerated})
-	if got, want := f.ErrorSeconds[chaos.EndpointAccelerated], 2; got != want {
+	if got, want := f.ErrorSeconds[chaos.EndpointAccelerated], 5; got != want {
 		t.Fatalf("error seconds of /ranking-accelerated = %d, want %d", got, want)
 	}
 	if got, want := f.Unexpected[chaos.EndpointRanking], 1; got != want {

@@ -32,8 +32,9 @@ func NewClient(api string) *Client {
 
 // PostOrder writes one order through the api. The Read is always filled in;
 // the Ack only when the api answered 201.
-func (c *Client) PostOrder(ctx context.Context, productID, count int64) (Ack, Read, bool) {
-	rd := Read{Reader: "writer", Endpoint: EndpointOrders, At: time.Now()}
+func (c *Client) PostOrder(ctx context.Context, productID, count int64) (ack Ack, rd Read, ok bool) {
+	rd = Read{Reader: "writer", Endpoint: EndpointOrders, At: time.Now()}
+	defer func() { rd.Took = time.Since(rd.At) }()
 	body := fmt.Sprintf(`{"product_id":%d,"count":%d}`, productID, count)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.API+EndpointOrders, strings.NewReader(body))
 	if err != nil {
@@ -65,8 +66,9 @@ func (c *Client) PostOrder(ctx context.Context, productID, count int64) (Ack, Re
 
 // Ranking reads one ranking endpoint as JSON, asking for at least min when not
 // zero; noCache bypasses the results caches.
-func (c *Client) Ranking(ctx context.Context, reader, endpoint string, min position.LSN, noCache bool) ([]RankRow, Read) {
-	rd := Read{Reader: reader, Endpoint: endpoint, At: time.Now(), MinPosition: min}
+func (c *Client) Ranking(ctx context.Context, reader, endpoint string, min position.LSN, noCache bool) (rows []RankRow, rd Read) {
+	rd = Read{Reader: reader, Endpoint: endpoint, At: time.Now(), MinPosition: min}
+	defer func() { rd.Took = time.Since(rd.At) }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.API+endpoint, nil)
 	if err != nil {
 		return nil, rd
@@ -88,7 +90,6 @@ func (c *Client) Ranking(ctx context.Context, reader, endpoint string, min posit
 	if !rd.OK() {
 		return nil, rd
 	}
-	var rows []RankRow
 	if err := json.Unmarshal(b, &rows); err != nil {
 		rd.Status = http.StatusBadGateway
 		return nil, rd

@@ -21,9 +21,18 @@ type Fault struct {
 	Allowed []string
 	// Inject breaks something; Hold passes; Heal repairs it (nil: nothing to
 	// repair, the stack heals itself).
-	Inject func(ctx context.Context, s *Stack) error
+	// Mode is the accelerated runtime's acceleration mode the fault needs:
+	// ModeMemory (the default, "") or ModeFile.
+	Mode   string
+	Inject func(ctx context.Context, e *Env) error
 	Hold   time.Duration
-	Heal   func(ctx context.Context, s *Stack) error
+	Heal   func(ctx context.Context, e *Env) error
+}
+
+// Env is what a fault acts on: the stack's containers and its endpoints.
+type Env struct {
+	*Stack
+	Client *Client
 }
 
 // Names of the faults Catalog knows.
@@ -38,10 +47,37 @@ const (
 	FaultDropSlot             = "drop-slot"
 )
 
-// Catalog returns the faults by name, in the order a full run takes them;
-// partitions last partition.
-func Catalog(partition time.Duration) []Fault {
+// Acceleration modes of the accelerated runtime.
+const (
+	ModeMemory = ""
+	ModeFile   = "file"
+)
+
+// Settings tune the catalog's faults.
+type Settings struct {
+	Partition time.Duration // how long a partition lasts (DefaultPartition)
+	Seed      int64         // orders in Postgres before a kill during the snapshot (DefaultSeed)
+}
+
+// DefaultSeed is enough orders that the initial snapshot takes seconds.
+const DefaultSeed = 1_000_000
+
+// Catalog returns every fault, in the order a full run takes them: the ones
+// in mode: memory, then those in mode: file, then the snapshot kills, which
+// seed Settings.Seed orders first.
+func Catalog(set Settings) []Fault {
+	if set.Partition <= 0 {
+		set.Partition = DefaultPartition
+	}
+	if set.Seed <= 0 {
+		set.Seed = DefaultSeed
+	}
+	partition := set.Partition
 	readSide := []string{EndpointAccelerated, EndpointMaterialized}
+	return append(memoryFaults(partition, readSide), fileFaults(set, readSide)...)
+}
+
+func memoryFaults(partition time.Duration, readSide []string) []Fault {
 	return []Fault{
 		{
 			Name:        FaultKillAccelerated,
@@ -89,18 +125,18 @@ func Catalog(partition time.Duration) []Fault {
 			Description: fmt.Sprintf("disconnect the accelerated runtime from the network for %s "+
 				"(cut from Postgres, the api and materialized)", partition),
 			Allowed: readSide,
-			Inject:  func(ctx context.Context, s *Stack) error { return s.Disconnect(ctx, ServiceAccelerated) },
+			Inject:  func(ctx context.Context, e *Env) error { return e.Disconnect(ctx, ServiceAccelerated) },
 			Hold:    partition,
-			Heal:    func(ctx context.Context, s *Stack) error { return s.Connect(ctx, ServiceAccelerated) },
+			Heal:    func(ctx context.Context, e *Env) error { return e.Connect(ctx, ServiceAccelerated) },
 		},
 		{
 			Name: FaultPartitionMaterial,
 			Description: fmt.Sprintf("disconnect the materialized runtime from the network for %s "+
 				"(cut from accelerated and the api)", partition),
 			Allowed: []string{EndpointMaterialized},
-			Inject:  func(ctx context.Context, s *Stack) error { return s.Disconnect(ctx, ServiceMaterialized) },
+			Inject:  func(ctx context.Context, e *Env) error { return e.Disconnect(ctx, ServiceMaterialized) },
 			Hold:    partition,
-			Heal:    func(ctx context.Context, s *Stack) error { return s.Connect(ctx, ServiceMaterialized) },
+			Heal:    func(ctx context.Context, e *Env) error { return e.Connect(ctx, ServiceMaterialized) },
 		},
 	}
 }
@@ -127,13 +163,13 @@ func Select(catalog []Fault, names []string) ([]Fault, error) {
 	return out, nil
 }
 
-func killService(service string) func(context.Context, *Stack) error {
+func killService(service string) func(context.Context, *Env) error {
 	return stopService(service, "KILL")
 }
 
 // stopService signals the service's main process and waits for it to stop.
-func stopService(service, sig string) func(context.Context, *Stack) error {
-	return func(ctx context.Context, s *Stack) error {
+func stopService(service, sig string) func(context.Context, *Env) error {
+	return func(ctx context.Context, s *Env) error {
 		if err := s.Signal(ctx, service, sig); err != nil {
 			return fmt.Errorf("signal %s: %w", service, err)
 		}
@@ -141,14 +177,14 @@ func stopService(service, sig string) func(context.Context, *Stack) error {
 	}
 }
 
-func startService(service string) func(context.Context, *Stack) error {
-	return func(ctx context.Context, s *Stack) error { return s.Start(ctx, service) }
+func startService(service string) func(context.Context, *Env) error {
+	return func(ctx context.Context, e *Env) error { return e.Start(ctx, service) }
 }
 
 // dropSlot terminates the walsender of the instance's slot and drops the slot
 // before the runtime can reconnect.
-func dropSlot(instance string) func(context.Context, *Stack) error {
-	return func(ctx context.Context, s *Stack) error {
+func dropSlot(instance string) func(context.Context, *Env) error {
+	return func(ctx context.Context, s *Env) error {
 		_, err := s.Psql(ctx, fmt.Sprintf(`DO $$
 DECLARE slot text;
 BEGIN

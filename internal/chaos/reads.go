@@ -22,8 +22,8 @@ const (
 type ReadFindings struct {
 	RYW       []Violation
 	Monotonic []Violation
-	// ErrorSeconds counts, per endpoint, the distinct wall-clock seconds in which
-	// at least one request got a non-2xx answer or none.
+	// ErrorSeconds counts, per endpoint, the distinct wall-clock seconds that a
+	// request which got a non-2xx answer, or none, spanned.
 	ErrorSeconds map[string]int
 	// Unexpected counts, per endpoint outside allowed, the non-2xx answers.
 	Unexpected map[string]int
@@ -49,7 +49,9 @@ func CheckReads(reads []Read, allowed []string) ReadFindings {
 			if seconds[r.Endpoint] == nil {
 				seconds[r.Endpoint] = map[int64]bool{}
 			}
-			seconds[r.Endpoint][r.At.Unix()] = true
+			for sec := r.At.Unix(); sec <= r.At.Add(r.Took).Unix(); sec++ {
+				seconds[r.Endpoint][sec] = true
+			}
 			if !ok[r.Endpoint] {
 				f.Unexpected[r.Endpoint]++
 			}

@@ -33,10 +33,11 @@ type Ack struct {
 type Read struct {
 	Reader      string // one reader issues its requests one after another
 	Endpoint    string
-	At          time.Time
-	Status      int          // HTTP status; 0 when no answer came (connection refused, timeout)
-	MinPosition position.LSN // the Spice-Min-Position sent; zero when none
-	Position    position.LSN // the Spice-Position answered; zero when none
+	At          time.Time     // when the request was sent
+	Took        time.Duration // until the answer, or the failure
+	Status      int           // HTTP status; 0 when no answer came (connection refused, timeout)
+	MinPosition position.LSN  // the Spice-Min-Position sent; zero when none
+	Position    position.LSN  // the Spice-Position answered; zero when none
 }
 
 // OK reports whether the answer was a 2xx.

@@ -32,7 +32,12 @@ type Runner struct {
 	// for convergence (DefaultRecoverTimeout).
 	Warmup, Settle, RecoverTimeout time.Duration
 	Logger                         *slog.Logger
+	// Files are the compose files of each acceleration mode (nil: the
+	// stack's default); a round whose fault needs another mode switches the
+	// accelerated runtime first.
+	Files map[string][]string
 
+	mode string
 	acks []Ack // every acknowledged order of every round so far
 }
 
@@ -89,6 +94,10 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 	r.defaults()
 	res := Result{Fault: f.Name, Description: f.Description}
 	log := r.Logger.With("fault", f.Name)
+	if err := r.switchMode(ctx, f.Mode); err != nil {
+		res.Err = err.Error()
+		return res
+	}
 	w := &Workload{Client: r.Client, Products: r.Products, WriteRate: r.WriteRate, ReadersPerPath: r.ReadersPerPath}
 	w.Open()
 	closed := false
@@ -102,12 +111,13 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 
 	sleep(ctx, r.Warmup)
 	log.Info("inject", "what", f.Description)
-	if err := f.Inject(ctx, r.Stack); err != nil {
+	env := &Env{Stack: r.Stack, Client: r.Client}
+	if err := f.Inject(ctx, env); err != nil {
 		res.Err = "inject: " + err.Error()
 	}
 	sleep(ctx, f.Hold)
 	if f.Heal != nil {
-		if err := f.Heal(ctx, r.Stack); err != nil && res.Err == "" {
+		if err := f.Heal(ctx, env); err != nil && res.Err == "" {
 			res.Err = "heal: " + err.Error()
 		}
 	}
@@ -135,6 +145,34 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 	log.Info("judged", "clean", res.Clean(), "acked", res.Acked, "lost", res.Lost, "doubled", res.Doubled,
 		"ryw", res.RYW, "monotonic", res.Monotonic, "unexpected", res.Unexpected)
 	return res
+}
+
+// switchMode recreates the accelerated runtime in mode and waits until the
+// stack is healthy and every ranking answers again.
+func (r *Runner) switchMode(ctx context.Context, mode string) error {
+	if mode == r.mode {
+		return nil
+	}
+	r.Logger.Info("switching the accelerated runtime's mode", "mode", modeName(mode))
+	r.Stack.Files = r.Files[mode]
+	if _, err := r.Stack.Run(ctx, "up", "-d"); err != nil {
+		return fmt.Errorf("switch to mode %s: %w", modeName(mode), err)
+	}
+	r.mode = mode
+	if err := r.Stack.WaitHealthy(ctx, r.RecoverTimeout); err != nil {
+		return fmt.Errorf("switch to mode %s: %w", modeName(mode), err)
+	}
+	if !r.waitRecovered(ctx, 0, r.RecoverTimeout) {
+		return fmt.Errorf("switch to mode %s: the rankings did not answer within %s", modeName(mode), r.RecoverTimeout)
+	}
+	return nil
+}
+
+func modeName(mode string) string {
+	if mode == ModeMemory {
+		return "memory"
+	}
+	return mode
 }
 
 // waitRecovered polls the three rankings with token as Spice-Min-Position until

@@ -59,7 +59,7 @@ func TestChaosQuick(t *testing.T) {
 	if err := s.Up(ctx, 5*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	faults, err := chaos.Select(chaos.Catalog(10*time.Second),
+	faults, err := chaos.Select(chaos.Catalog(chaos.Settings{Partition: 10 * time.Second}),
 		[]string{chaos.FaultKillAccelerated, chaos.FaultRestartPostgres, chaos.FaultPartitionMaterial})
 	if err != nil {
 		t.Fatal(err)

@@ -82,9 +82,15 @@ func (s *Suite) Up(ctx context.Context, limit time.Duration) error {
 	return poll(ctx, limit, "the api to be ready", func() bool { return s.ready(ctx) })
 }
 
-// Down removes the stack with its volumes.
+// FileModeFiles are the compose files of the stack with the accelerated
+// runtime in mode: file, relative to the stack's directory.
+var FileModeFiles = []string{"docker-compose.yml", "chaos/compose.file-mode.yml"}
+
+// Down removes the stack with its volumes, those of mode: file included.
 func (s *Suite) Down(ctx context.Context) error {
-	_, err := s.Stack.Run(ctx, "down", "-v", "--remove-orphans")
+	st := *s.Stack
+	st.Files = FileModeFiles
+	_, err := st.Run(ctx, "down", "-v", "--remove-orphans")
 	return err
 }
 
@@ -123,7 +129,7 @@ func (s *Suite) Run(ctx context.Context, o Options) (Report, error) {
 	}
 	r := &Runner{Stack: s.Stack, Client: s.Client, Collector: s.Collector, Products: ids,
 		WriteRate: o.WriteRate, ReadersPerPath: o.ReadersPerPath, Warmup: o.Warmup, Settle: o.Settle,
-		RecoverTimeout: o.RecoverTimeout, Logger: s.Logger}
+		RecoverTimeout: o.RecoverTimeout, Logger: s.Logger, Files: map[string][]string{ModeFile: FileModeFiles}}
 	r.defaults()
 	rep := Report{Started: time.Now(), Machine: bench.DescribeMachine(ctx, "docker")}
 	var names []string
@@ -145,6 +151,10 @@ func (s *Suite) Run(ctx context.Context, o Options) (Report, error) {
 			break
 		}
 		rep.Results = append(rep.Results, r.Round(ctx, f))
+	}
+	// Leave the stack as it was found: the accelerated runtime in mode: memory.
+	if err := r.switchMode(ctx, ModeMemory); err != nil {
+		return rep, err
 	}
 	return rep, ctx.Err()
 }
