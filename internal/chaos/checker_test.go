@@ -148,13 +148,16 @@ func TestCheckReadsErrorWindowAndUnexpected(t *testing.T) {
 		{Reader: "w", Endpoint: chaos.EndpointOrders, At: at(0), Status: 201},
 		{Reader: "r", Endpoint: chaos.EndpointAccelerated, At: at(1), Status: 503},
 		{Reader: "r", Endpoint: chaos.EndpointAccelerated, At: at(2), Status: 0},
-		{Reader: "r", Endpoint: chaos.EndpointAccelerated, At: at(15), Status: 504},
+		{Reader: "r", Endpoint: chaos.EndpointAccelerated, At: at(15), Status: 504, MinPosition: 7},
 		{Reader: "r", Endpoint: chaos.EndpointAccelerated, At: at(40), Took: 2 * time.Second, Status: 0}, // seconds 4, 5, 6
 		{Reader: "r", Endpoint: chaos.EndpointRanking, At: at(16), Status: 500},
 	}
 	f := chaos.CheckReads(reads, []string{chaos.EndpointAccelerated})
 	if got, want := f.ErrorSeconds[chaos.EndpointAccelerated], 5; got != want {
 		t.Fatalf("error seconds of /ranking-accelerated = %d, want %d", got, want)
+	}
+	if got, want := f.PlainErrorSeconds[chaos.EndpointAccelerated], 4; got != want {
+		t.Fatalf("error seconds of /ranking-accelerated without a token = %d, want %d", got, want)
 	}
 	if got, want := f.Unexpected[chaos.EndpointRanking], 1; got != want {
 		t.Fatalf("unexpected on /ranking = %d, want %d", got, want)

@@ -25,6 +25,9 @@ type ReadFindings struct {
 	// ErrorSeconds counts, per endpoint, the distinct wall-clock seconds that a
 	// request which got a non-2xx answer, or none, spanned.
 	ErrorSeconds map[string]int
+	// PlainErrorSeconds is ErrorSeconds of the requests sent without a
+	// Spice-Min-Position: those a runtime serving its last data answers.
+	PlainErrorSeconds map[string]int
 	// Unexpected counts, per endpoint outside allowed, the non-2xx answers.
 	Unexpected map[string]int
 }
@@ -36,21 +39,19 @@ type ReadFindings struct {
 // not in allowed (those that depend on the failed part). Reads must be in the
 // order each reader issued them.
 func CheckReads(reads []Read, allowed []string) ReadFindings {
-	f := ReadFindings{ErrorSeconds: map[string]int{}, Unexpected: map[string]int{}}
+	f := ReadFindings{ErrorSeconds: map[string]int{}, PlainErrorSeconds: map[string]int{}, Unexpected: map[string]int{}}
 	ok := map[string]bool{}
 	for _, ep := range allowed {
 		ok[ep] = true
 	}
 	type key struct{ reader, endpoint string }
 	last := map[key]Read{}
-	seconds := map[string]map[int64]bool{}
+	seconds, plain := seconds{}, seconds{}
 	for _, r := range reads {
 		if !r.OK() {
-			if seconds[r.Endpoint] == nil {
-				seconds[r.Endpoint] = map[int64]bool{}
-			}
-			for sec := r.At.Unix(); sec <= r.At.Add(r.Took).Unix(); sec++ {
-				seconds[r.Endpoint][sec] = true
+			seconds.add(r)
+			if r.MinPosition == 0 {
+				plain.add(r)
 			}
 			if !ok[r.Endpoint] {
 				f.Unexpected[r.Endpoint]++
@@ -76,7 +77,22 @@ func CheckReads(reads []Read, allowed []string) ReadFindings {
 	for ep, s := range seconds {
 		f.ErrorSeconds[ep] = len(s)
 	}
+	for ep, s := range plain {
+		f.PlainErrorSeconds[ep] = len(s)
+	}
 	return f
+}
+
+// seconds are the wall-clock seconds failed requests spanned, per endpoint.
+type seconds map[string]map[int64]bool
+
+func (s seconds) add(r Read) {
+	if s[r.Endpoint] == nil {
+		s[r.Endpoint] = map[int64]bool{}
+	}
+	for sec := r.At.Unix(); sec <= r.At.Add(r.Took).Unix(); sec++ {
+		s[r.Endpoint][sec] = true
+	}
 }
 
 // CheckWatermarks reports every watermark that went below an earlier one of

@@ -23,7 +23,9 @@ func Markdown(r Report) string {
 	fmt.Fprintf(&b, "# Chaos run %s\n\n", r.Started.UTC().Format("2006-01-02 15:04 MST"))
 	m := r.Machine
 	fmt.Fprintf(&b, "Machine: %d cores, %s, %s, %s, Docker %s. %s\n\n", m.Cores, m.CPU, m.OS, m.GoVersion, m.Docker, r.Settings)
-	b.WriteString("Error window: seconds in which an endpoint answered non-2xx (or nothing). " +
+	b.WriteString("Error window (err s): seconds spanned by requests that got a non-2xx answer or none; " +
+		"in brackets, when different, only those sent without a Spice-Min-Position " +
+		"(with one, a runtime that cannot catch up answers 504 after its bounded wait). " +
 		"Recover: fault end until all three rankings answer 2xx reflecting every acknowledged order. " +
 		"Lost/doubled: acknowledged orders missing from, or held twice by, Postgres or the accelerated runtime's `orders`. " +
 		"RYW: answers below the Spice-Min-Position sent. Monotonic: a reader's positions going back. " +
@@ -33,7 +35,11 @@ func Markdown(r Report) string {
 	for _, res := range r.Results {
 		fmt.Fprintf(&b, "| %s |", res.Fault)
 		for _, ep := range Endpoints {
-			fmt.Fprintf(&b, " %d |", res.ErrorSeconds[ep])
+			if n, p := res.ErrorSeconds[ep], res.PlainErrorSeconds[ep]; ep != EndpointOrders && n != p {
+				fmt.Fprintf(&b, " %d (%d) |", n, p)
+			} else {
+				fmt.Fprintf(&b, " %d |", n)
+			}
 		}
 		rec := fmt.Sprintf("%.1f s", res.Recover.Seconds())
 		if !res.Recovered {

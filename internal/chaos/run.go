@@ -49,6 +49,8 @@ type Result struct {
 	Acked       int // answered 201
 	// ErrorSeconds is, per endpoint, the number of seconds with non-2xx answers.
 	ErrorSeconds map[string]int
+	// PlainErrorSeconds counts only requests without a Spice-Min-Position.
+	PlainErrorSeconds map[string]int
 	// Recover is the time from the fault's end until all three rankings
 	// answered 2xx reflecting every order acknowledged by then; Recovered is
 	// false when RecoverTimeout ran out first.
@@ -192,7 +194,7 @@ func (r *Runner) waitRecovered(ctx context.Context, token position.LSN, limit ti
 func (r *Runner) judgeReads(res *Result, reads []Read, marks []WatermarkSample, allowed []string) {
 	rf := CheckReads(reads, allowed)
 	wm := CheckWatermarks(marks)
-	res.ErrorSeconds = rf.ErrorSeconds
+	res.ErrorSeconds, res.PlainErrorSeconds = rf.ErrorSeconds, rf.PlainErrorSeconds
 	res.RYW, res.Monotonic, res.Watermarks = len(rf.RYW), len(rf.Monotonic), len(wm)
 	for _, n := range rf.Unexpected {
 		res.Unexpected += n
