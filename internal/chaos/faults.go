@@ -23,10 +23,12 @@ type Fault struct {
 	// repair, the stack heals itself).
 	// Mode is the accelerated runtime's acceleration mode the fault needs:
 	// ModeMemory (the default, "") or ModeFile.
-	Mode   string
-	Inject func(ctx context.Context, e *Env) error
-	Hold   time.Duration
-	Heal   func(ctx context.Context, e *Env) error
+	Mode string
+	// Prepare, when set, runs before the round's workload starts (seeding).
+	Prepare func(ctx context.Context, e *Env) error
+	Inject  func(ctx context.Context, e *Env) error
+	Hold    time.Duration
+	Heal    func(ctx context.Context, e *Env) error
 }
 
 // Env is what a fault acts on: the stack's containers and its endpoints.

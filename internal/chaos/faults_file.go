@@ -52,11 +52,12 @@ func fileFaults(set Settings, readSide []string) []Fault {
 		},
 		{
 			Name: FaultKillSnapshotFile,
-			Description: fmt.Sprintf("with %d orders seeded, make the accelerated runtime in mode: file take a new snapshot "+
-				"(slot dropped while it is down) and SIGKILL it during that snapshot", set.Seed),
+			Description: fmt.Sprintf("with %d orders seeded, stop the accelerated runtime in mode: file, delete its DuckDB file, "+
+				"start it and SIGKILL it during its initial snapshot (the file half written)", set.Seed),
 			Mode:    ModeFile,
 			Allowed: readSide,
-			Inject:  killDuringSnapshot(set.Seed, true),
+			Prepare: seeder(set.Seed),
+			Inject:  killDuringSnapshot(true),
 			Heal:    startService(ServiceAccelerated),
 		},
 		{
@@ -64,7 +65,8 @@ func fileFaults(set Settings, readSide []string) []Fault {
 			Description: fmt.Sprintf("with %d orders seeded, SIGKILL the accelerated runtime in mode: memory during its initial snapshot", set.Seed),
 			Mode:        ModeMemory,
 			Allowed:     readSide,
-			Inject:      killDuringSnapshot(set.Seed, false),
+			Prepare:     seeder(set.Seed),
+			Inject:      killDuringSnapshot(false),
 			Heal:        startService(ServiceAccelerated),
 		},
 	}
@@ -129,7 +131,11 @@ func freeDisk(ctx context.Context, e *Env) error {
 	return err
 }
 
-// seed brings the orders in Postgres up to n, in chunks.
+// seeder brings the orders in Postgres up to n, in chunks.
+func seeder(n int64) func(context.Context, *Env) error {
+	return func(ctx context.Context, e *Env) error { return seed(ctx, e, n) }
+}
+
 func seed(ctx context.Context, e *Env, n int64) error {
 	out, err := e.Psql(ctx, `SELECT count(*) FROM orders`)
 	if err != nil {
@@ -149,19 +155,20 @@ func seed(ctx context.Context, e *Env, n int64) error {
 	return nil
 }
 
-// killDuringSnapshot seeds, restarts the runtime so that it snapshots (in file
-// mode by dropping its slot while it is down), and SIGKILLs it once its HTTP
-// API answers but it is not ready yet.
-func killDuringSnapshot(n int64, file bool) func(context.Context, *Env) error {
+// killDuringSnapshot restarts the runtime (in file mode without its DuckDB
+// file) so that it takes an initial snapshot, and SIGKILLs it once its HTTP API
+// answers but it is not ready yet.
+func killDuringSnapshot(file bool) func(context.Context, *Env) error {
 	return func(ctx context.Context, e *Env) error {
-		if err := seed(ctx, e, n); err != nil {
-			return err
-		}
 		if err := killService(ServiceAccelerated)(ctx, e); err != nil {
 			return err
 		}
 		if file {
-			if err := dropSlot(ServiceAccelerated)(ctx, e); err != nil {
+			id, err := e.Container(ctx, serviceDisk)
+			if err != nil {
+				return err
+			}
+			if _, err := docker(ctx, "exec", id, "rm", "-rf", "/data/spice"); err != nil {
 				return err
 			}
 		}

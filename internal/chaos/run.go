@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -100,6 +101,21 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 		res.Err = err.Error()
 		return res
 	}
+	env := &Env{Stack: r.Stack, Client: r.Client}
+	if f.Prepare != nil {
+		log.Info("prepare")
+		if err := f.Prepare(ctx, env); err != nil {
+			res.Err = "prepare: " + err.Error()
+			return res
+		}
+		// The next round starts once every ranking reflects the preparation.
+		out, err := r.Stack.Psql(ctx, `SELECT pg_current_wal_lsn()`)
+		lsn, perr := position.Parse(out)
+		if err != nil || perr != nil || !r.waitRecovered(ctx, lsn, r.RecoverTimeout) {
+			res.Err = fmt.Sprintf("prepare: the rankings did not catch up within %s (%v)", r.RecoverTimeout, errors.Join(err, perr))
+			return res
+		}
+	}
 	w := &Workload{Client: r.Client, Products: r.Products, WriteRate: r.WriteRate, ReadersPerPath: r.ReadersPerPath}
 	w.Open()
 	closed := false
@@ -113,7 +129,6 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 
 	sleep(ctx, r.Warmup)
 	log.Info("inject", "what", f.Description)
-	env := &Env{Stack: r.Stack, Client: r.Client}
 	if err := f.Inject(ctx, env); err != nil {
 		res.Err = "inject: " + err.Error()
 	}
