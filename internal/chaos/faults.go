@@ -35,6 +35,7 @@ type Fault struct {
 type Env struct {
 	*Stack
 	Client *Client
+	Links  []*Proxy // the slow-link proxies, when the stack uses them
 }
 
 // Names of the faults Catalog knows.
@@ -76,7 +77,8 @@ func Catalog(set Settings) []Fault {
 	}
 	partition := set.Partition
 	readSide := []string{EndpointAccelerated, EndpointMaterialized}
-	return append(memoryFaults(partition, readSide), fileFaults(set, readSide)...)
+	faults := append(memoryFaults(partition, readSide), slowFaults()...)
+	return append(faults, fileFaults(set, readSide)...)
 }
 
 func memoryFaults(partition time.Duration, readSide []string) []Fault {

@@ -37,6 +37,8 @@ type Runner struct {
 	// stack's default); a round whose fault needs another mode switches the
 	// accelerated runtime first.
 	Files map[string][]string
+	// Links are the slow-link proxies (ModeSlow).
+	Links []*Proxy
 
 	mode string
 	acks []Ack // every acknowledged order of every round so far
@@ -101,7 +103,7 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 		res.Err = err.Error()
 		return res
 	}
-	env := &Env{Stack: r.Stack, Client: r.Client}
+	env := &Env{Stack: r.Stack, Client: r.Client, Links: r.Links}
 	if f.Prepare != nil {
 		log.Info("prepare")
 		if err := f.Prepare(ctx, env); err != nil {

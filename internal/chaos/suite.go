@@ -89,7 +89,7 @@ var FileModeFiles = []string{"docker-compose.yml", "chaos/compose.file-mode.yml"
 // Down removes the stack with its volumes, those of mode: file included.
 func (s *Suite) Down(ctx context.Context) error {
 	st := *s.Stack
-	st.Files = FileModeFiles
+	st.Files = append(FileModeFiles[:len(FileModeFiles):len(FileModeFiles)], SlowLinkFiles[1:]...)
 	_, err := st.Run(ctx, "down", "-v", "--remove-orphans")
 	return err
 }
@@ -129,8 +129,17 @@ func (s *Suite) Run(ctx context.Context, o Options) (Report, error) {
 	}
 	r := &Runner{Stack: s.Stack, Client: s.Client, Collector: s.Collector, Products: ids,
 		WriteRate: o.WriteRate, ReadersPerPath: o.ReadersPerPath, Warmup: o.Warmup, Settle: o.Settle,
-		RecoverTimeout: o.RecoverTimeout, Logger: s.Logger, Files: map[string][]string{ModeFile: FileModeFiles}}
+		RecoverTimeout: o.RecoverTimeout, Logger: s.Logger,
+		Files: map[string][]string{ModeFile: FileModeFiles, ModeSlow: SlowLinkFiles}}
 	r.defaults()
+	for _, f := range o.Faults {
+		if f.Mode == ModeSlow && r.Links == nil {
+			if r.Links, err = s.openLinks(); err != nil {
+				return Report{}, err
+			}
+			defer closeLinks(r.Links)
+		}
+	}
 	rep := Report{Started: time.Now(), Machine: bench.DescribeMachine(ctx, "docker")}
 	var names []string
 	for _, f := range o.Faults {
