@@ -30,8 +30,22 @@ func slowFaults() []Fault {
 		Allowed: []string{EndpointAccelerated, EndpointMaterialized},
 		Inject:  setLinks(slowLatency, slowBandwidth),
 		Hold:    slowLinkHold,
-		Heal:    setLinks(0, 0),
+		Heal:    healLinks,
 	}}
+}
+
+// healLinks restores plain links and checks that the stack used them: a
+// slow link nobody crossed proves nothing.
+func healLinks(ctx context.Context, e *Env) error {
+	if err := setLinks(0, 0)(ctx, e); err != nil {
+		return err
+	}
+	for i, p := range e.Links {
+		if p.Bytes() == 0 {
+			return fmt.Errorf("nothing crossed proxy %d to %s: the hops do not go through it", i, p.Target)
+		}
+	}
+	return nil
 }
 
 func setLinks(latency time.Duration, rate int64) func(context.Context, *Env) error {

@@ -18,6 +18,7 @@ type Proxy struct {
 
 	latency atomic.Int64 // nanoseconds
 	rate    atomic.Int64 // bytes per second; 0 for no cap
+	bytes   atomic.Int64 // forwarded so far, both directions
 
 	ln     net.Listener
 	mu     sync.Mutex
@@ -47,6 +48,9 @@ func (p *Proxy) SetLink(latency time.Duration, bytesPerSecond int64) {
 	p.latency.Store(int64(latency))
 	p.rate.Store(bytesPerSecond)
 }
+
+// Bytes is how many bytes the proxy forwarded, both directions.
+func (p *Proxy) Bytes() int64 { return p.bytes.Load() }
 
 // Close stops accepting and cuts every connection.
 func (p *Proxy) Close() error {
@@ -118,6 +122,7 @@ func (p *Proxy) pump(dst, src net.Conn) {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
+			p.bytes.Add(int64(n))
 		}
 		if err != nil { // EOF or a reset: pass the end on
 			if tc, ok := dst.(*net.TCPConn); ok {

@@ -62,4 +62,7 @@ func TestProxyForwardsAndSlows(t *testing.T) {
 	}
 	p.SetLink(0, 0)
 	roundTrip()
+	if got, want := p.Bytes(), int64(3*2*len("ping\n")); got != want {
+		t.Fatalf("forwarded %d bytes, want %d", got, want)
+	}
 }
