@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // DefaultRequestTimeout bounds every request of the workload and the checker.
@@ -56,7 +57,7 @@ func (c *Client) PostOrder(ctx context.Context, productID, count int64) (ack Ack
 		ProductID int64 `json:"product_id"`
 		Count     int64 `json:"count"`
 	}
-	pos, perr := position.Parse(resp.Header.Get(position.HeaderPosition))
+	pos, perr := position.Parse(resp.Header.Get(wire.HeaderPosition))
 	if err := json.Unmarshal(b, &o); err != nil || perr != nil || o.ID == 0 {
 		rd.Status = http.StatusBadGateway // acknowledged without an id or token: not an acknowledgement
 		return Ack{}, rd, false
@@ -75,7 +76,7 @@ func (c *Client) Ranking(ctx context.Context, reader, endpoint string, min posit
 	}
 	req.Header.Set("Accept", "application/json")
 	if min != 0 {
-		req.Header.Set(position.HeaderMinPosition, min.String())
+		req.Header.Set(wire.HeaderMinPosition, min.String())
 	}
 	if noCache {
 		req.Header.Set("Cache-Control", "no-cache")
@@ -94,7 +95,7 @@ func (c *Client) Ranking(ctx context.Context, reader, endpoint string, min posit
 		rd.Status = http.StatusBadGateway
 		return nil, rd
 	}
-	rd.Position, _ = position.Parse(resp.Header.Get(position.HeaderPosition))
+	rd.Position, _ = position.Parse(resp.Header.Get(wire.HeaderPosition))
 	return rows, rd
 }
 

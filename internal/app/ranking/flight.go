@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -34,6 +35,14 @@ const (
 	// is down. gRPC's own cap is 120 s, which would keep answering 503 for up to two
 	// minutes after a restarted runtime is back.
 	maxReconnectDelay = 2 * time.Second
+
+	// keepaliveTime and keepaliveTimeout make the client ping an idle connection
+	// and drop it when the ping is not answered: after a network partition the
+	// connection is dead, and without pings gRPC keeps sending every call into it
+	// until TCP gives up, long after the network is back. 10 s is gRPC's floor; the
+	// runtime's Flight server permits pings that often.
+	keepaliveTime    = 10 * time.Second
+	keepaliveTimeout = 3 * time.Second
 )
 
 // Protocols a Flight reads with.
@@ -94,7 +103,8 @@ func (f *Flight) Open() error {
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: maxReconnectDelay},
 			MinConnectTimeout: DefaultPingTimeout,
-		}))
+		}),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true}))
 	if err != nil {
 		return fmt.Errorf("open %s client for %s: %w", f.name, f.addr, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
@@ -41,7 +42,11 @@ func Dial(ep Endpoint) (*grpc.ClientConn, error) {
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
 			MinConnectTimeout: 5 * time.Second,
-		}))
+		}),
+		// Ping an idle connection and drop it when the ping goes unanswered, so a
+		// connection that a network partition killed is replaced once the network
+		// is back instead of swallowing calls until TCP gives up.
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 3 * time.Second, PermitWithoutStream: true}))
 	if err != nil {
 		return nil, fmt.Errorf("dial flight endpoint %s: %w", ep, err)
 	}

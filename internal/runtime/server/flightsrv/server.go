@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
@@ -44,6 +45,9 @@ const (
 	DefaultVersion    = "dev"
 	// DefaultMaxRecvMsgBytes bounds one incoming gRPC message (DoPut parameters).
 	DefaultMaxRecvMsgBytes = 16 << 20
+	// MinKeepaliveTime is the shortest interval at which clients may ping an
+	// idle connection (gRPC's default is 5 minutes).
+	MinKeepaliveTime = 5 * time.Second
 )
 
 // Catalog names, as upstream's runtime reports them.
@@ -166,6 +170,9 @@ func (s *Server) Open() error {
 		grpc.MaxRecvMsgSize(DefaultMaxRecvMsgBytes),
 		grpc.ChainUnaryInterceptor(s.unaryInterceptor, s.authUnary),
 		grpc.ChainStreamInterceptor(s.streamInterceptor, s.authStream),
+		// Clients (the api, chained runtimes) ping idle connections every 10 s to
+		// notice partitions; gRPC's default policy would answer that with GOAWAY.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: MinKeepaliveTime, PermitWithoutStream: true}),
 	}, s.GRPCOptions...)
 	gs := grpc.NewServer(opts...)
 	flight.RegisterFlightServiceServer(gs, &service{
