@@ -49,7 +49,8 @@ func (p *Proxy) SetLink(latency time.Duration, bytesPerSecond int64) {
 	p.rate.Store(bytesPerSecond)
 }
 
-// Bytes is how many bytes the proxy forwarded, both directions.
+// Bytes is how many bytes the proxy forwarded (or was forwarding when the
+// connection failed), both directions.
 func (p *Proxy) Bytes() int64 { return p.bytes.Load() }
 
 // Close stops accepting and cuts every connection.
@@ -119,10 +120,12 @@ func (p *Proxy) pump(dst, src net.Conn) {
 			if delay > 0 {
 				time.Sleep(delay)
 			}
+			// Counted before the write, so a peer that has received the bytes
+			// sees them counted.
+			p.bytes.Add(int64(n))
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
-			p.bytes.Add(int64(n))
 		}
 		if err != nil { // EOF or a reset: pass the end on
 			if tc, ok := dst.(*net.TCPConn); ok {
