@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -50,12 +51,20 @@ type Suite struct {
 }
 
 // NewSuite wires a stack of project in dir on ports. The runtimes' API keys
-// come from ACCELERATED_API_KEY and MATERIALIZED_API_KEY when set.
+// come from ACCELERATED_API_KEY and MATERIALIZED_API_KEY when set, else from
+// dir's secrets.env, the file compose hands the services (make secrets).
 func NewSuite(project, dir string, ports Ports, logger *slog.Logger) *Suite {
 	c := NewClient(fmt.Sprintf("http://127.0.0.1:%d", ports["API_PORT"]))
 	c.AcceleratedURL = fmt.Sprintf("http://127.0.0.1:%d", ports["ACCELERATED_HTTP_PORT"])
 	c.MaterializedURL = fmt.Sprintf("http://127.0.0.1:%d", ports["MATERIALIZED_HTTP_PORT"])
-	c.AcceleratedKey, c.MaterializedKey = os.Getenv("ACCELERATED_API_KEY"), os.Getenv("MATERIALIZED_API_KEY")
+	secrets := ReadEnvFile(filepath.Join(dir, "secrets.env"))
+	key := func(name string) string {
+		if v := os.Getenv(name); v != "" {
+			return v
+		}
+		return secrets[name]
+	}
+	c.AcceleratedKey, c.MaterializedKey = key("ACCELERATED_API_KEY"), key("MATERIALIZED_API_KEY")
 	pg := fmt.Sprintf("postgres://postgres:postgres@127.0.0.1:%d/postgres?sslmode=disable", ports["POSTGRES_PORT"])
 	return &Suite{
 		Stack:     &Stack{Project: project, Dir: dir, Env: ports.Env()},
@@ -166,4 +175,24 @@ func (s *Suite) Run(ctx context.Context, o Options) (Report, error) {
 		return rep, err
 	}
 	return rep, ctx.Err()
+}
+
+// ReadEnvFile reads NAME=value lines of a compose env file (comments and blank
+// lines skipped); a missing or unreadable file reads as empty.
+func ReadEnvFile(path string) map[string]string {
+	out := map[string]string{}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok {
+			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return out
 }
