@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
@@ -23,7 +24,12 @@ var (
 	jsonFormat = format{"application/json", writeJSON}
 	csvFormat  = format{"text/csv; charset=utf-8", writeCSV}
 	textFormat = format{"text/plain; charset=utf-8", writeText}
+	// arrowFormat is the Arrow IPC stream format, as upstream answers it: the schema
+	// first (even for zero rows), then every record batch.
+	arrowFormat = format{arrowStreamType, writeArrow}
 )
+
+const arrowStreamType = "application/vnd.apache.arrow.stream"
 
 // negotiate picks the first supported media type of an Accept header; JSON when
 // there is none or nothing matches, as upstream does.
@@ -40,6 +46,8 @@ func negotiate(accept string) format {
 			return csvFormat
 		case "text/plain":
 			return textFormat
+		case arrowStreamType:
+			return arrowFormat
 		}
 	}
 	return jsonFormat
@@ -111,6 +119,17 @@ func writeText(w io.Writer, res *engine.Result) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// writeArrow writes the result as an Arrow IPC stream.
+func writeArrow(w io.Writer, res *engine.Result) error {
+	iw := ipc.NewWriter(w, ipc.WithSchema(res.Schema))
+	for _, rec := range res.Records {
+		if err := iw.Write(rec); err != nil {
+			return fmt.Errorf("encode arrow stream: %w", err)
+		}
+	}
+	return iw.Close()
 }
 
 func fieldNames(s *arrow.Schema) []string {
