@@ -265,7 +265,7 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 		m.sources = append(m.sources, src)
 		return src, nil
 	default:
-		return nil, fmt.Errorf("connector %q is not supported; this runtime supports postgres:, flightsql: and spice.ai:", scheme)
+		return m.localSource(ctx, d, scheme, path)
 	}
 }
 

@@ -1,0 +1,159 @@
+//go:build duckdb_arrow
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/duckdbsrc"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/file"
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/localpod"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
+)
+
+// supportedConnectors is what a refusal offers instead.
+const supportedConnectors = "postgres:, flightsql:, spice.ai:, file:, duckdb: and localpod:"
+
+// localSource builds the connectors that read this machine: file:, duckdb: and
+// localpod:. Any other scheme is refused, naming what it is upstream and what
+// to use here.
+func (m *Main) localSource(ctx context.Context, d spicepod.Dataset, scheme, path string) (engine.Source, error) {
+	switch scheme {
+	case "file":
+		var accel map[string]string
+		if d.Acceleration != nil {
+			accel = d.Acceleration.Params
+		}
+		cfg, err := file.ParseParams(path, d.Params, accel, m.Pod.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("%w (spicepod %s)", err, m.Config.Spicepod)
+		}
+		src := file.NewSource(cfg)
+		src.Logger = m.Logger.With("dataset", d.Name)
+		if err := src.Open(ctx); err != nil {
+			return nil, err
+		}
+		m.sources = append(m.sources, src)
+		return src.Engine(), nil
+	case "duckdb":
+		if err := duckdbsrc.CheckTable(path); err != nil {
+			return nil, err
+		}
+		cfg, err := duckdbsrc.ParseParams(d.Params, m.Pod.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("%w (spicepod %s)", err, m.Config.Spicepod)
+		}
+		src := duckdbsrc.NewSource(cfg, path)
+		src.Logger = m.Logger.With("dataset", d.Name)
+		if err := src.Open(ctx); err != nil {
+			return nil, err
+		}
+		m.sources = append(m.sources, src)
+		return src, nil
+	case "localpod":
+		if err := duckdbsrc.CheckParams(d.Params, "localpod", nil); err != nil {
+			return nil, err
+		}
+		parent, err := m.localpodParent(d, path)
+		if err != nil {
+			return nil, err
+		}
+		return localpod.NewSource(m.Engine, parent), nil
+	}
+	if what, ok := upstreamConnectors[strings.ToLower(scheme)]; ok {
+		return nil, fmt.Errorf("connector %s: (%s) is not supported by this runtime; it reads %s", scheme, what, supportedConnectors)
+	}
+	return nil, fmt.Errorf("connector %q is not supported; this runtime reads %s", scheme, supportedConnectors)
+}
+
+// localpodParent checks that a localpod dataset names another dataset of the
+// spicepod and that following localpod: from there never comes back to it.
+func (m *Main) localpodParent(d spicepod.Dataset, path string) (string, error) {
+	byName := map[string]spicepod.Dataset{}
+	var names []string
+	for _, x := range m.Pod.Datasets {
+		byName[strings.ToLower(x.Name)] = x
+		if !strings.EqualFold(x.Name, d.Name) {
+			names = append(names, x.Name)
+		}
+	}
+	sort.Strings(names)
+	parent := strings.TrimSpace(path)
+	for _, prefix := range []string{"spice.public.", "public."} { // upstream's full table names
+		if p, ok := strings.CutPrefix(strings.ToLower(parent), prefix); ok {
+			if _, known := byName[p]; known {
+				parent = p
+			}
+		}
+	}
+	p, ok := byName[strings.ToLower(parent)]
+	switch {
+	case strings.EqualFold(parent, d.Name):
+		return "", fmt.Errorf("from: localpod:%s reads the dataset itself; name another dataset of the spicepod", path)
+	case !ok:
+		return "", fmt.Errorf("from: localpod:%s: no dataset %q in the spicepod; localpod reads a dataset of this runtime: %s", path, parent, strings.Join(names, ", "))
+	}
+	// Follow localpod: up from the parent: it must reach a dataset that reads a
+	// source, not come back.
+	seen := map[string]bool{strings.ToLower(d.Name): true}
+	for x := p; ; {
+		scheme, next := x.Connector()
+		if scheme != "localpod" {
+			return p.Name, nil
+		}
+		seen[strings.ToLower(x.Name)] = true
+		key := strings.ToLower(strings.TrimSpace(next))
+		if seen[key] {
+			return "", fmt.Errorf("from: localpod:%s: datasets read each other in a loop through localpod:%s; one of them must read a source", path, next)
+		}
+		if x, ok = byName[key]; !ok {
+			return p.Name, nil // reported on that dataset
+		}
+	}
+}
+
+// upstreamConnectors are upstream's connectors this runtime does not have, by
+// from: prefix, and what they read.
+var upstreamConnectors = map[string]string{
+	"s3":            "Amazon S3 object storage; copy the files locally and read them with file:",
+	"abfs":          "Azure Blob Storage; copy the files locally and read them with file:",
+	"abfss":         "Azure Blob Storage; copy the files locally and read them with file:",
+	"http":          "files over HTTP; download them and read them with file:",
+	"https":         "files over HTTPS; download them and read them with file:",
+	"ftp":           "files over FTP; download them and read them with file:",
+	"sftp":          "files over SFTP; download them and read them with file:",
+	"smb":           "files over SMB; mount the share and read them with file:",
+	"nfs":           "files over NFS; mount the export and read them with file:",
+	"mysql":         "MySQL",
+	"mssql":         "Microsoft SQL Server",
+	"oracle":        "Oracle",
+	"odbc":          "databases over ODBC",
+	"adbc":          "databases over ADBC",
+	"clickhouse":    "ClickHouse",
+	"databricks":    "Databricks",
+	"snowflake":     "Snowflake",
+	"spark":         "Apache Spark",
+	"dremio":        "Dremio; it speaks Flight SQL, so try flightsql:",
+	"delta_lake":    "Delta Lake tables",
+	"iceberg":       "Apache Iceberg tables",
+	"ducklake":      "DuckLake catalogs",
+	"glue":          "AWS Glue catalogs",
+	"dynamodb":      "Amazon DynamoDB",
+	"mongodb":       "MongoDB",
+	"cosmosdb":      "Azure Cosmos DB",
+	"scylladb":      "ScyllaDB",
+	"elasticsearch": "Elasticsearch",
+	"kafka":         "Apache Kafka topics",
+	"debezium":      "Debezium change streams over Kafka; read Postgres with postgres: and refresh_mode: changes",
+	"github":        "GitHub repositories, issues and pull requests",
+	"graphql":       "GraphQL endpoints",
+	"sharepoint":    "Microsoft SharePoint",
+	"imap":          "e-mail over IMAP",
+	"huggingface":   "Hugging Face datasets",
+	"memory":        "in-memory tables written through the runtime; datasets are read-only here",
+	"redshift":      "Amazon Redshift; it speaks the Postgres protocol, so try postgres:",
+}
