@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -55,8 +56,8 @@ func (m *Main) localSource(ctx context.Context, d spicepod.Dataset, scheme, path
 		m.sources = append(m.sources, src)
 		return src, nil
 	case "localpod":
-		if err := duckdbsrc.CheckParams(d.Params, "localpod", nil); err != nil {
-			return nil, err
+		if len(d.Params) > 0 {
+			return nil, errors.New("the localpod connector takes no params; remove them (the parent dataset has its own)")
 		}
 		parent, err := m.localpodParent(d, path)
 		if err != nil {
@@ -64,8 +65,12 @@ func (m *Main) localSource(ctx context.Context, d spicepod.Dataset, scheme, path
 		}
 		return localpod.NewSource(m.Engine, parent), nil
 	}
-	if what, ok := upstreamConnectors[strings.ToLower(scheme)]; ok {
-		return nil, fmt.Errorf("connector %s: (%s) is not supported by this runtime; it reads %s", scheme, what, supportedConnectors)
+	if c, ok := upstreamConnectors[strings.ToLower(scheme)]; ok {
+		instead := c.instead
+		if instead == "" {
+			instead = "load the data into Postgres and read it with postgres:, or export it to a CSV, Parquet or JSON file and read it with file:"
+		}
+		return nil, fmt.Errorf("connector %s: reads %s upstream and is not supported by this runtime, which reads %s; %s", scheme, c.what, supportedConnectors, instead)
 	}
 	return nil, fmt.Errorf("connector %q is not supported; this runtime reads %s", scheme, supportedConnectors)
 }
@@ -118,42 +123,47 @@ func (m *Main) localpodParent(d spicepod.Dataset, path string) (string, error) {
 
 // upstreamConnectors are upstream's connectors this runtime does not have, by
 // from: prefix, and what they read.
-var upstreamConnectors = map[string]string{
-	"s3":            "Amazon S3 object storage; copy the files locally and read them with file:",
-	"abfs":          "Azure Blob Storage; copy the files locally and read them with file:",
-	"abfss":         "Azure Blob Storage; copy the files locally and read them with file:",
-	"http":          "files over HTTP; download them and read them with file:",
-	"https":         "files over HTTPS; download them and read them with file:",
-	"ftp":           "files over FTP; download them and read them with file:",
-	"sftp":          "files over SFTP; download them and read them with file:",
-	"smb":           "files over SMB; mount the share and read them with file:",
-	"nfs":           "files over NFS; mount the export and read them with file:",
-	"mysql":         "MySQL",
-	"mssql":         "Microsoft SQL Server",
-	"oracle":        "Oracle",
-	"odbc":          "databases over ODBC",
-	"adbc":          "databases over ADBC",
-	"clickhouse":    "ClickHouse",
-	"databricks":    "Databricks",
-	"snowflake":     "Snowflake",
-	"spark":         "Apache Spark",
-	"dremio":        "Dremio; it speaks Flight SQL, so try flightsql:",
-	"delta_lake":    "Delta Lake tables",
-	"iceberg":       "Apache Iceberg tables",
-	"ducklake":      "DuckLake catalogs",
-	"glue":          "AWS Glue catalogs",
-	"dynamodb":      "Amazon DynamoDB",
-	"mongodb":       "MongoDB",
-	"cosmosdb":      "Azure Cosmos DB",
-	"scylladb":      "ScyllaDB",
-	"elasticsearch": "Elasticsearch",
-	"kafka":         "Apache Kafka topics",
-	"debezium":      "Debezium change streams over Kafka; read Postgres with postgres: and refresh_mode: changes",
-	"github":        "GitHub repositories, issues and pull requests",
-	"graphql":       "GraphQL endpoints",
-	"sharepoint":    "Microsoft SharePoint",
-	"imap":          "e-mail over IMAP",
-	"huggingface":   "Hugging Face datasets",
-	"memory":        "in-memory tables written through the runtime; datasets are read-only here",
-	"redshift":      "Amazon Redshift; it speaks the Postgres protocol, so try postgres:",
+type refused struct {
+	what    string // what upstream's connector reads
+	instead string // what to do here; a generic hint when empty
+}
+
+var upstreamConnectors = map[string]refused{
+	"s3":            {what: "Amazon S3 object storage", instead: "copy the files locally and read them with file:"},
+	"abfs":          {what: "Azure Blob Storage", instead: "copy the files locally and read them with file:"},
+	"abfss":         {what: "Azure Blob Storage", instead: "copy the files locally and read them with file:"},
+	"http":          {what: "files over HTTP", instead: "download them and read them with file:"},
+	"https":         {what: "files over HTTPS", instead: "download them and read them with file:"},
+	"ftp":           {what: "files over FTP", instead: "download them and read them with file:"},
+	"sftp":          {what: "files over SFTP", instead: "download them and read them with file:"},
+	"smb":           {what: "files over SMB", instead: "mount the share and read them with file:"},
+	"nfs":           {what: "files over NFS", instead: "mount the export and read them with file:"},
+	"mysql":         {what: "MySQL"},
+	"mssql":         {what: "Microsoft SQL Server"},
+	"oracle":        {what: "Oracle"},
+	"odbc":          {what: "databases over ODBC"},
+	"adbc":          {what: "databases over ADBC"},
+	"clickhouse":    {what: "ClickHouse"},
+	"databricks":    {what: "Databricks"},
+	"snowflake":     {what: "Snowflake"},
+	"spark":         {what: "Apache Spark"},
+	"dremio":        {what: "Dremio", instead: "it speaks Flight SQL, so try flightsql:"},
+	"delta_lake":    {what: "Delta Lake tables"},
+	"iceberg":       {what: "Apache Iceberg tables"},
+	"ducklake":      {what: "DuckLake catalogs"},
+	"glue":          {what: "AWS Glue catalogs"},
+	"dynamodb":      {what: "Amazon DynamoDB"},
+	"mongodb":       {what: "MongoDB"},
+	"cosmosdb":      {what: "Azure Cosmos DB"},
+	"scylladb":      {what: "ScyllaDB"},
+	"elasticsearch": {what: "Elasticsearch"},
+	"kafka":         {what: "Apache Kafka topics"},
+	"debezium":      {what: "Debezium change streams over Kafka", instead: "read Postgres with postgres: and refresh_mode: changes"},
+	"github":        {what: "GitHub repositories, issues and pull requests"},
+	"graphql":       {what: "GraphQL endpoints"},
+	"sharepoint":    {what: "Microsoft SharePoint"},
+	"imap":          {what: "e-mail over IMAP"},
+	"huggingface":   {what: "Hugging Face datasets"},
+	"memory":        {what: "in-memory tables written through the runtime", instead: "datasets are read-only here"},
+	"redshift":      {what: "Amazon Redshift", instead: "it speaks the Postgres protocol, so try postgres:"},
 }

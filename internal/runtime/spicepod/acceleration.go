@@ -8,7 +8,7 @@ import (
 )
 
 // refusedEngines are upstream engines this runtime does not serve.
-var refusedEngines = map[string]bool{"sqlite": true, "postgres": true}
+var refusedEngines = map[string]bool{"sqlite": true, "postgres": true, "cayenne": true, "turso": true}
 
 var accelerationKeys = keySet{
 	known: []string{

@@ -62,6 +62,9 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 	if err != nil {
 		return err
 	}
+	if err := s.waitParent(ctx); err != nil {
+		return err
+	}
 	res, err := s.eng.Query(ctx, engine.Query{SQL: sql, NoCache: true})
 	if err != nil {
 		return fmt.Errorf("read localpod:%s: %w", s.parent, err)
@@ -73,6 +76,27 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 	}
 	defer rd.Release()
 	return fn(engine.Snapshot{Reader: rd, Position: res.Position})
+}
+
+// waitParent waits while the parent's first load runs, so that a child loads
+// right after its parent instead of failing and retrying. A parent whose first
+// load failed is not waited for: the child's load fails with the parent's error.
+func (s *Source) waitParent(ctx context.Context) error {
+	for {
+		ch := s.eng.Changed()
+		st, err := s.eng.StatusOf(ctx, s.parent)
+		if err != nil {
+			return fmt.Errorf("read localpod:%s: %w", s.parent, err)
+		}
+		if st.Ready || st.State == engine.StateError {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
 }
 
 // state is what changes when the parent's data does.
