@@ -14,7 +14,7 @@ import (
 )
 
 // Source reads one table or view of a DuckDB database file. It implements
-// engine.Source and engine.Prober. Create it with NewSource, then Open.
+// engine.Source. Create it with NewSource, then Open.
 type Source struct {
 	Logger *slog.Logger
 
@@ -25,7 +25,6 @@ type Source struct {
 
 var (
 	_ engine.Source = (*Source)(nil)
-	_ engine.Prober = (*Source)(nil)
 )
 
 // NewSource returns a Source for table of the file cfg names.

@@ -18,7 +18,7 @@ import (
 // DefaultPollInterval is how often a watched file is checked for changes.
 const DefaultPollInterval = 500 * time.Millisecond
 
-// Source reads a file dataset. It implements engine.Source and engine.Prober;
+// Source reads a file dataset. It implements engine.Source;
 // Engine returns it as an engine.Notifier too when file_watcher is enabled.
 type Source struct {
 	Logger *slog.Logger
@@ -35,7 +35,6 @@ type Source struct {
 
 var (
 	_ engine.Source   = (*Source)(nil)
-	_ engine.Prober   = (*Source)(nil)
 	_ engine.Notifier = watching{}
 )
 
