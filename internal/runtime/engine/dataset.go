@@ -230,7 +230,9 @@ func (e *Engine) scanRequest(ctx context.Context, d *dataset) (ScanRequest, erro
 	acc := d.spec.Acceleration
 	var req ScanRequest
 	if acc.RefreshSQL != "" {
-		req.Columns, req.Where = acc.RefreshFilter()
+		rq := acc.RefreshQuery()
+		req.Columns, req.Where, req.OrderBy = rq.Columns, rq.Where, rq.OrderBy
+		req.Limit = max(rq.Limit, 0)
 	}
 	if acc.RefreshDataWindow > 0 && d.spec.TimeColumn != "" {
 		req.Since = &Bound{Column: d.spec.TimeColumn, Value: timeBound(d.spec.TimeFormat, time.Now().Add(-acc.RefreshDataWindow))}

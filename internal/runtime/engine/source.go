@@ -31,6 +31,11 @@ type ScanRequest struct {
 	Since *Bound
 	// Columns, when set, selects only these columns (refresh_sql's select list).
 	Columns []string
+	// OrderBy and Limit are refresh_sql's ORDER BY list (verbatim, in the
+	// source's dialect) and LIMIT, applied after Where and Since. Empty and 0
+	// mean none.
+	OrderBy string
+	Limit   int64
 }
 
 // Bound is a lower bound on one column. Value is a time.Time for timestamp and date

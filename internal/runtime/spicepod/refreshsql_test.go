@@ -27,12 +27,16 @@ func TestParseRefreshSQL(t *testing.T) {
 		{"SELECT *", nil, "", "must read FROM"},
 		{"SELECT * FROM products", nil, "", "must read FROM this dataset, orders, not products"},
 		{"SELECT * FROM public.orders", nil, "", "not public.orders"},
-		{"SELECT * FROM orders o", nil, "", "only a WHERE clause may follow"},
-		{"SELECT * FROM orders JOIN x ON true", nil, "", "only a WHERE clause may follow"},
+		{"SELECT * FROM orders o", nil, "", "only WHERE, ORDER BY and LIMIT may follow"},
+		{"SELECT * FROM orders JOIN x ON true", nil, "", "only WHERE, ORDER BY and LIMIT may follow"},
 		{"SELECT * FROM orders WHERE", nil, "", "WHERE has no condition"},
-		{"SELECT * FROM orders WHERE a = 1 ORDER BY a", nil, "", "only a WHERE condition may follow"},
-		{"SELECT * FROM orders WHERE a = 1 LIMIT 5", nil, "", "only a WHERE condition may follow"},
-		{"SELECT * FROM orders WHERE a = 1; DROP TABLE orders", nil, "", "only a WHERE condition may follow"},
+		{"SELECT * FROM orders WHERE a = 1 GROUP BY a", nil, "", "only WHERE, ORDER BY and LIMIT may follow"},
+		{"SELECT * FROM orders WHERE a = 1 LIMIT 5 OFFSET 2", nil, "", "only WHERE, ORDER BY and LIMIT may follow"},
+		{"SELECT * FROM orders LIMIT 5 ORDER BY a", nil, "", "ORDER BY must come before LIMIT"},
+		{"SELECT * FROM orders LIMIT many", nil, "", "LIMIT must be a positive whole number"},
+		{"SELECT * FROM orders LIMIT 0", nil, "", "LIMIT must be a positive whole number"},
+		{"SELECT * FROM orders ORDER BY", nil, "", "ORDER BY has no columns"},
+		{"SELECT * FROM orders WHERE a = 1; DROP TABLE orders", nil, "", "only WHERE, ORDER BY and LIMIT may follow"},
 		{"SELECT sum(x) FROM orders", nil, "", "select list"},
 		{"SELECT DISTINCT id FROM orders", nil, "", "select list"},
 		{"SELECT id, FROM orders", nil, "", "select list"},
@@ -49,6 +53,30 @@ func TestParseRefreshSQL(t *testing.T) {
 			t.Errorf("ParseRefreshSQL(%q) error = %v, want one containing %q", tt.sql, err, tt.wantErr)
 		case tt.wantErr == "" && (!reflect.DeepEqual(cols, tt.wantCols) || where != tt.wantWhere):
 			t.Errorf("ParseRefreshSQL(%q) = %q, %q, want %q, %q", tt.sql, cols, where, tt.wantCols, tt.wantWhere)
+		}
+	}
+}
+
+func TestParseRefreshQuery_OrderByAndLimit(t *testing.T) {
+	for _, tt := range []struct {
+		sql, dataset string
+		want         spicepod.RefreshQuery
+	}{
+		{"SELECT * FROM orders WHERE a = 1 ORDER BY a", "orders", spicepod.RefreshQuery{Where: "a = 1", OrderBy: "a", Limit: -1}},
+		{"SELECT * FROM orders WHERE a = 1 LIMIT 5", "orders", spicepod.RefreshQuery{Where: "a = 1", Limit: 5}},
+		{"select id from orders order by created_at desc, id limit 100;", "orders", spicepod.RefreshQuery{Columns: []string{"id"}, OrderBy: "created_at desc, id", Limit: 100}},
+		{"SELECT * FROM orders WHERE id IN (SELECT id FROM x LIMIT 3) ORDER BY (a + 1) DESC", "orders", spicepod.RefreshQuery{Where: "id IN (SELECT id FROM x LIMIT 3)", OrderBy: "(a + 1) DESC", Limit: -1}},
+		{"SELECT * FROM spiceai.files LIMIT 10", "spiceai.files", spicepod.RefreshQuery{Limit: 10}},
+		{`SELECT * FROM "Sales"."Customer" WHERE x > 1`, "Sales.Customer", spicepod.RefreshQuery{Where: "x > 1", Limit: -1}},
+		{`SELECT * FROM sales . customer`, "Sales.Customer", spicepod.RefreshQuery{Limit: -1}},
+	} {
+		got, err := spicepod.ParseRefreshQuery(tt.sql, tt.dataset)
+		if err != nil {
+			t.Errorf("ParseRefreshQuery(%q): %v", tt.sql, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ParseRefreshQuery(%q) = %+v, want %+v", tt.sql, got, tt.want)
 		}
 	}
 }

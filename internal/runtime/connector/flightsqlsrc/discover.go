@@ -3,6 +3,7 @@ package flightsqlsrc
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -188,6 +189,12 @@ func SelectSQL(table string, columns []string, req engine.ScanRequest) (string, 
 	}
 	if len(conds) > 0 {
 		sql += " WHERE " + strings.Join(conds, " AND ")
+	}
+	if o := strings.TrimSpace(req.OrderBy); o != "" {
+		sql += " ORDER BY " + o
+	}
+	if req.Limit > 0 {
+		sql += " LIMIT " + strconv.FormatInt(req.Limit, 10)
 	}
 	return sql, nil
 }

@@ -7,3 +7,6 @@ func Explain(code, user, database, table string) (kind error, advice string) {
 
 // ParseTable exposes the table name parser to its table test.
 var ParseTable = parseTable
+
+// SelectSQL exposes the scan query builder to its test.
+var SelectSQL = selectSQL

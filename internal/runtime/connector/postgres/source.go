@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -253,6 +254,12 @@ func selectSQL(table pgx.Identifier, req engine.ScanRequest) (string, []any) {
 	if len(conds) > 0 {
 		b.WriteString(" WHERE ")
 		b.WriteString(strings.Join(conds, " AND "))
+	}
+	if o := strings.TrimSpace(req.OrderBy); o != "" {
+		b.WriteString(" ORDER BY " + o)
+	}
+	if req.Limit > 0 {
+		b.WriteString(" LIMIT " + strconv.FormatInt(req.Limit, 10))
 	}
 	return b.String(), args
 }
