@@ -100,13 +100,22 @@ func (o *object) substitute(key, v string) string {
 		if val, ok := o.d.lookup(name); ok {
 			return val
 		}
-		upper := strings.ToUpper(name)
 		o.d.failErr(ErrUnresolved, o.line(key), o.comp, o.field(key),
-			"%s is not set; set SPICE_%s or %s in the environment of the runtime", ref, upper, upper)
+			"%s is not set; set %s in the environment of the runtime", ref, envHint(name))
 		return ref
 	})
 	if rest := secretRef.ReplaceAllString(v, ""); strings.Contains(rest, "${") {
 		o.failf(key, "has a malformed reference in %q; write ${env:NAME} or ${secrets:NAME}", v)
 	}
 	return out
+}
+
+// envHint names the environment variables EnvLookup reads for a secret: a
+// name that already starts with SPICE_ is suggested as written, not doubled.
+func envHint(name string) string {
+	upper := strings.ToUpper(name)
+	if strings.HasPrefix(upper, "SPICE_") {
+		return upper
+	}
+	return "SPICE_" + upper + " or " + upper
 }

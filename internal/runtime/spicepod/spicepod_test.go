@@ -247,7 +247,7 @@ func TestLoad_Invalid(t *testing.T) {
 		{"append-without-time-column.yaml", []string{"acceleration.refresh_mode: append needs time_column"}, nil},
 		{"data-window-without-time-column.yaml", []string{"acceleration.refresh_data_window: needs time_column"}, nil},
 		{"refresh-sql-other-table.yaml", []string{"acceleration.refresh_sql: must read FROM this dataset, orders, not products"}, nil},
-		{"refresh-sql-group-by.yaml", []string{"acceleration.refresh_sql: only a WHERE condition may follow", "GROUP"}, nil},
+		{"refresh-sql-group-by.yaml", []string{"acceleration.refresh_sql: only WHERE, ORDER BY and LIMIT may follow", "GROUP"}, nil},
 		{"refresh-sql-expression.yaml", []string{"acceleration.refresh_sql: the select list must be * or column names"}, nil},
 		{"bad-version.yaml", []string{`line 1: version: "v2" is not one of v1beta1, v1`}, nil},
 		{"missing-version.yaml", []string{"version: is required"}, nil},
