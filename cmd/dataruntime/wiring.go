@@ -258,7 +258,7 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 		if err != nil {
 			return nil, err
 		}
-		src := spiceai.NewSource(cfg, path)
+		src := spiceai.NewSource(cfg, spiceai.TablePath(path, d.Name))
 		if err := src.Open(ctx); err != nil {
 			return nil, err
 		}

@@ -73,10 +73,18 @@ func (o *object) from() string {
 	if f == "" {
 		return ""
 	}
+	if rest, ok := strings.CutPrefix(f, spiceAIPathPrefix); ok {
+		if strings.Trim(rest, "/") == "" {
+			o.failf("from", "%q names no dataset; write spice.ai/<org>/<app>/datasets/<dataset>", f)
+		}
+		return f
+	}
 	scheme, path, ok := strings.Cut(f, ":")
 	switch {
-	case !ok:
+	case !ok && identifier.MatchString(f):
 		o.failf("from", "%q has no connector prefix; write <connector>:<path>, e.g. postgres:public.%s", f, f)
+	case !ok:
+		o.failf("from", "%q has no connector prefix; write <connector>:<path> such as postgres:public.orders, or spice.ai/<org>/<app>/datasets/<dataset>", f)
 	case !connector.MatchString(scheme):
 		o.failf("from", "%q does not start with a connector name; write <connector>:<path>, e.g. postgres:public.orders", f)
 	case path == "":

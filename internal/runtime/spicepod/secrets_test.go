@@ -27,3 +27,25 @@ func TestUnresolvedSecretHint(t *testing.T) {
 		}
 	}
 }
+
+func TestSpiceAIPathForm(t *testing.T) {
+	pod, err := spicepod.Load("testdata/valid/spiceai-path.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme, path := pod.Datasets[0].Connector()
+	if scheme != "spice.ai" || path != "spiceai/quickstart/datasets/taxi_trips" {
+		t.Errorf("Connector() = %q, %q, want spice.ai, spiceai/quickstart/datasets/taxi_trips", scheme, path)
+	}
+	for _, tt := range []struct{ from, want, notWant string }{
+		{"spice.ai/", "names no dataset", ""},
+		{"files/taxi.csv", "spice.ai/<org>/<app>/datasets/<dataset>", "postgres:public.files/taxi.csv"},
+		{"orders", "e.g. postgres:public.orders", ""},
+	} {
+		doc := "version: v1\nkind: Spicepod\nname: t\ndatasets:\n  - from: " + tt.from + "\n    name: d\n"
+		_, err := spicepod.Parse([]byte(doc), "spicepod.yaml", nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || (tt.notWant != "" && strings.Contains(err.Error(), tt.notWant)) {
+			t.Errorf("from %q: err = %v, want one containing %q", tt.from, err, tt.want)
+		}
+	}
+}

@@ -93,11 +93,20 @@ type Dataset struct {
 
 // Connector splits From at the first ':' into the connector name and the
 // connector-specific path: "postgres:public.orders" gives "postgres",
-// "public.orders".
+// "public.orders". The spice.ai connector's path form, written without a
+// colon as upstream allows, gives "spice.ai" and the rest:
+// "spice.ai/org/app/datasets/t" gives "spice.ai", "org/app/datasets/t".
 func (d Dataset) Connector() (scheme, path string) {
+	if rest, ok := strings.CutPrefix(d.From, spiceAIPathPrefix); ok {
+		return "spice.ai", rest
+	}
 	scheme, path, _ = strings.Cut(d.From, ":")
 	return scheme, path
 }
+
+// spiceAIPathPrefix starts upstream's colon-less form of a spice.ai dataset:
+// spice.ai/<org>/<app>/datasets/<dataset>.
+const spiceAIPathPrefix = "spice.ai/"
 
 // Accelerated reports whether the dataset is held locally by the accelerator.
 func (d Dataset) Accelerated() bool {
