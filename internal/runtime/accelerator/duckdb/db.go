@@ -121,6 +121,7 @@ func (d *DB) Open(ctx context.Context) error {
 	q.Set("enable_external_access", "false")
 	q.Set("autoinstall_known_extensions", "false")
 	q.Set("autoload_known_extensions", "false")
+	querySemantics(q)
 	if d.MemoryLimit > 0 {
 		q.Set("memory_limit", strconv.FormatInt(d.MemoryLimit>>10, 10)+"KiB")
 	}
