@@ -45,7 +45,7 @@ func (q *sqlService) flightInfo(ctx context.Context, sql string, args []any, kin
 		return nil, err
 	}
 	info := &flight.FlightInfo{
-		Schema:           flight.SerializeSchema(res.Schema, q.s.Allocator),
+		Schema:           flight.SerializeSchema(withColumnMetadata(res.Schema), q.s.Allocator),
 		FlightDescriptor: desc,
 		TotalRecords:     res.Rows,
 		TotalBytes:       res.Bytes,
@@ -61,14 +61,19 @@ func (q *sqlService) flightInfo(ctx context.Context, sql string, args []any, kin
 
 // stream sends a result's records, releasing it when done.
 func (q *sqlService) stream(ctx context.Context, res *engine.Result) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	rdr, err := array.NewRecordReader(res.Schema, res.Records)
+	schema := withColumnMetadata(res.Schema)
+	recs := withSchema(schema, res.Records)
 	res.Release()
+	rdr, err := array.NewRecordReader(schema, recs)
+	for _, r := range recs {
+		r.Release()
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	ch := make(chan flight.StreamChunk)
 	go flight.StreamChunksFromReader(ctx, rdr, ch)
-	return res.Schema, ch, nil
+	return schema, ch, nil
 }
 
 // doGetSQL runs sql and streams the answer (a ticket that is raw SQL, or a
@@ -120,7 +125,7 @@ func (q *sqlService) schemaResult(ctx context.Context, sql string) (*flight.Sche
 		return nil, err
 	}
 	setHeader(ctx, pos, engine.CacheBypass)
-	return &flight.SchemaResult{Schema: flight.SerializeSchema(schema, q.s.Allocator)}, nil
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(withColumnMetadata(schema), q.s.Allocator)}, nil
 }
 
 func (q *sqlService) DoGetStatement(ctx context.Context, cmd flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
@@ -152,7 +157,7 @@ func (q *sqlService) CreatePreparedStatement(ctx context.Context, req flightsql.
 	schema, _, err := q.describe(ctx, st.sql, st.params)
 	switch {
 	case err == nil:
-		st.schema = schema
+		st.schema = withColumnMetadata(schema)
 	case st.params > 0 && isQueryError(err):
 		// Some statements cannot run with NULL parameters; their schema is
 		// known at execution.
