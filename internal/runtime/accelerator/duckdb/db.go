@@ -94,6 +94,7 @@ type DB struct {
 	db        *sql.DB // reads
 	wdb       *sql.DB // writes, on the same database
 	inspected *lru.Cache[*inspection]
+	outNames  *lru.Cache[map[int]string] // query text -> DataFusion names (names.go)
 }
 
 // New returns a DB stored at path ("" for memory). Call Open before use.
@@ -117,6 +118,7 @@ func (d *DB) Open(ctx context.Context) error {
 		d.InspectCacheBytes = DefaultInspectCacheBytes
 	}
 	d.inspected = lru.New[*inspection](d.InspectCacheBytes, 0, nil)
+	d.outNames = lru.New[map[int]string](d.InspectCacheBytes, 0, nil)
 	q := url.Values{}
 	q.Set("enable_external_access", "false")
 	q.Set("autoinstall_known_extensions", "false")

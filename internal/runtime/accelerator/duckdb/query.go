@@ -144,12 +144,16 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 		return nil, err
 	}
 	defer rd.Release()
-	res := &engine.Result{Schema: narrowSchema(rd.Schema(), hugeCols)}
+	outNames := d.outputNames(ctx, dc, q.SQL)
+	res := &engine.Result{Schema: renameSchema(narrowSchema(rd.Schema(), hugeCols), outNames)}
 	for rd.Next() {
 		rec, err := narrowRecord(res.Schema, rd.RecordBatch(), hugeCols)
 		if err != nil {
 			res.Release()
 			return nil, err
+		}
+		if len(outNames) > 0 {
+			rec = withNames(res.Schema, rec)
 		}
 		res.Records = append(res.Records, rec)
 		res.Rows += rec.NumRows()

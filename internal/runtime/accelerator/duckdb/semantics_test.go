@@ -45,20 +45,6 @@ func rows(t *testing.T, db *duckdb.DB, sql string) [][]string {
 	return out
 }
 
-func columns(t *testing.T, db *duckdb.DB, sql string) []string {
-	t.Helper()
-	res, err := db.Query(context.Background(), engine.StoreQuery{SQL: sql})
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	defer res.Release()
-	var out []string
-	for _, f := range res.Schema.Fields() {
-		out = append(out, strings.Clone(f.Name))
-	}
-	return out
-}
-
 // TestRecipeViewRanksProductWithoutOrdersFirst: Postgres (and DataFusion) sort
 // NULLs first in a descending order, so the product without orders heads the
 // recipe's top five. With DuckDB's default it came last and fell out.
@@ -90,5 +76,51 @@ func TestIntegerDivisionTruncates(t *testing.T) {
 	got := rows(t, db, `select 7/2, -7/2, 7.0/2, 7::double/2`)
 	if want := [][]string{{"3", "-3", "3.5", "3.5"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("7/2, -7/2, 7.0/2, 7::double/2 = %v, want %v (as DataFusion and Postgres)", got, want)
+	}
+}
+
+// TestAggregateColumnNames: unaliased aggregates are named as upstream
+// (DataFusion) names them, not as DuckDB does (count_star(), sum(count)).
+func TestAggregateColumnNames(t *testing.T) {
+	db := MustOpen(t, "")
+	write(t, db, func(tx *duckdb.Tx) error {
+		return tx.Exec(`CREATE TABLE products (id INTEGER, name VARCHAR);
+			CREATE TABLE orders (id BIGINT, product_id INTEGER, count INTEGER);
+			INSERT INTO orders VALUES (1, 1, 10)`)
+	})
+	for _, tt := range []struct {
+		sql  string
+		want []string
+	}{
+		{"select count(*), sum(count) from orders", []string{"count(*)", "sum(orders.count)"}},
+		{"SELECT COUNT(*), AVG(count), MIN(id), MAX(o.id), COUNT(DISTINCT product_id) FROM orders o", []string{"count(*)", "avg(o.count)", "min(o.id)", "max(o.id)", "count(DISTINCT o.product_id)"}},
+		{"select name, sum(count) from orders join products on products.id = orders.product_id group by name", []string{"name", "sum(orders.count)"}},
+		{"select sum(count) as total, count(*) as n from orders", []string{"total", "n"}},
+		{"select product_id, count(id) from orders group by product_id", []string{"product_id", "count(orders.id)"}},
+		{"select count(*) from orders where id = ?", []string{"count(*)"}},
+		{"SELECT * FROM (\nselect count(*), sum(count) from orders\n) AS spice_describe LIMIT 0", []string{"count(*)", "sum(orders.count)"}},
+		{"select * from orders, (select count(*) from products) s", []string{"id", "product_id", "count", "count_star()"}},
+	} {
+		args := []any(nil)
+		if strings.Contains(tt.sql, "?") {
+			args = []any{int64(1)}
+		}
+		res, err := db.Query(context.Background(), engine.StoreQuery{SQL: tt.sql, Args: args})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.sql, err)
+		}
+		var got []string
+		for _, f := range res.Schema.Fields() {
+			got = append(got, f.Name)
+		}
+		for _, rec := range res.Records {
+			if !rec.Schema().Equal(res.Schema) {
+				t.Errorf("%s: record schema %v differs from result schema %v", tt.sql, rec.Schema(), res.Schema)
+			}
+		}
+		res.Release()
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: columns %q, want %q", tt.sql, got, tt.want)
+		}
 	}
 }
