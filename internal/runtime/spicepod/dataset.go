@@ -62,6 +62,7 @@ func (d *decoder) datasets(n *yaml.Node, names *namespace) []Dataset {
 			d.failErr(ErrUnsupported, o.line("mode"), comp, "mode", "%q is not supported by this runtime; datasets are read-only here, remove the key", m)
 		}
 		ds.Acceleration = o.acceleration(accelContext{name: ds.Name, timeColumn: ds.TimeColumn}, &ds.ReadyState)
+		o.checkQualified(ds)
 		out = append(out, ds)
 	}
 	return out
@@ -133,8 +134,8 @@ func (o *object) name(names *namespace) string {
 	if name == "" {
 		return ""
 	}
-	if !identifier.MatchString(name) {
-		o.failf("name", "%q is not a valid name: it becomes a DuckDB table name, so use only letters, digits and underscores, not starting with a digit", name)
+	name, ok := o.qualifiedName(name)
+	if !ok {
 		return name
 	}
 	key := strings.ToLower(name)

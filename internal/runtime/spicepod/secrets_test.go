@@ -49,3 +49,24 @@ func TestSpiceAIPathForm(t *testing.T) {
 		}
 	}
 }
+
+func TestQualifiedNames(t *testing.T) {
+	pod, err := spicepod.Load("testdata/valid/qualified-names.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range pod.Datasets {
+		got = append(got, d.Name)
+	}
+	for _, v := range pod.Views {
+		got = append(got, v.Name)
+	}
+	want := []string{"spiceai.files", "Sales.Customer", "orders", "reports.customers"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("names = %q, want %q (public is the default schema)", got, want)
+	}
+	if q := pod.Datasets[1].Acceleration.RefreshQuery(); q.Limit != 100 || q.OrderBy != "id" {
+		t.Errorf("refresh_sql of Sales.Customer = %+v, want ORDER BY id LIMIT 100", q)
+	}
+}

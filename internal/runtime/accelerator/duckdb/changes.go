@@ -31,7 +31,7 @@ func (t *Tx) ApplyChanges(table string, c engine.Changes) error {
 			return fmt.Errorf("complete rows of %s from the local table: %w", table, err)
 		}
 	}
-	target := Ident(table)
+	target := TableIdent(table)
 	if c.Truncate {
 		if err := t.exec("DELETE FROM " + target); err != nil {
 			return fmt.Errorf("truncate %s: %w", table, err)
@@ -76,7 +76,7 @@ func (t *Tx) newStage(table string, key []string, rd array.RecordReader) (*stage
 	}
 	raw := fmt.Sprintf("_spice_stage_%d", viewSeq.Add(1))
 	s := &stage{name: Ident(raw)}
-	target := Ident(table)
+	target := TableIdent(table)
 	var from, match []string
 	for i, k := range key {
 		c := Ident(fields[len(sent)+i].Name)
@@ -115,8 +115,9 @@ func (t *Tx) newStage(table string, key []string, rd array.RecordReader) (*stage
 
 // columns returns the names of the table's columns, in order.
 func (t *Tx) columns(table string) ([]string, error) {
+	schema, name := splitTable(table)
 	rows, err := t.conn.QueryContext(t.ctx,
-		`SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = ? ORDER BY column_index`, table)
+		`SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? ORDER BY column_index`, schema, name)
 	if err != nil {
 		return nil, fmt.Errorf("list columns of %s: %w", table, err)
 	}

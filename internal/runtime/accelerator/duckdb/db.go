@@ -193,8 +193,9 @@ func (d *DB) Watermarks(ctx context.Context) (map[string]position.LSN, error) {
 // TableExists reports whether the accelerated table exists.
 func (d *DB) TableExists(ctx context.Context, table string) (bool, error) {
 	var n int
+	schema, name := splitTable(table)
 	err := d.db.QueryRowContext(ctx,
-		`SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = ?`, table).Scan(&n)
+		`SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?`, schema, name).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("look up table %s: %w", table, err)
 	}
@@ -204,7 +205,7 @@ func (d *DB) TableExists(ctx context.Context, table string) (bool, error) {
 // RowCount returns the number of rows in table.
 func (d *DB) RowCount(ctx context.Context, table string) (int64, error) {
 	var n int64
-	if err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM `+Ident(table)).Scan(&n); err != nil {
+	if err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM `+TableIdent(table)).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count rows of %s: %w", table, err)
 	}
 	return n, nil
@@ -213,7 +214,7 @@ func (d *DB) RowCount(ctx context.Context, table string) (int64, error) {
 // Max returns max(column) of table, nil when the table is empty.
 func (d *DB) Max(ctx context.Context, table, column string) (any, error) {
 	var v any
-	err := d.db.QueryRowContext(ctx, `SELECT max(`+Ident(column)+`) FROM `+Ident(table)).Scan(&v)
+	err := d.db.QueryRowContext(ctx, `SELECT max(`+Ident(column)+`) FROM `+TableIdent(table)).Scan(&v)
 	if err != nil {
 		return nil, fmt.Errorf("read max(%s) of %s: %w", column, table, err)
 	}
@@ -222,7 +223,10 @@ func (d *DB) Max(ctx context.Context, table, column string) (any, error) {
 
 // CreateView creates or replaces a query-time view.
 func (d *DB) CreateView(ctx context.Context, name, query string) error {
-	if _, err := d.db.ExecContext(ctx, `CREATE OR REPLACE VIEW `+Ident(name)+` AS `+query); err != nil {
+	if err := d.ensureSchema(ctx, name); err != nil {
+		return err
+	}
+	if _, err := d.db.ExecContext(ctx, `CREATE OR REPLACE VIEW `+TableIdent(name)+` AS `+query); err != nil {
 		return fmt.Errorf("create view %s: %w", name, err)
 	}
 	return nil
@@ -237,9 +241,12 @@ func (d *DB) Tables(ctx context.Context, query string) ([]string, error) {
 		return nil, fmt.Errorf("get connection: %w", err)
 	}
 	defer conn.Close()
-	names, err := duckdb.GetTableNames(conn, query, false)
+	names, err := duckdb.GetTableNames(conn, query, true)
 	if err != nil {
 		return nil, fmt.Errorf("parse query: %w", err)
+	}
+	for i, n := range names {
+		names[i] = tableName(n)
 	}
 	return names, nil
 }

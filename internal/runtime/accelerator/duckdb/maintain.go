@@ -28,7 +28,7 @@ func (t *Tx) CreateIndex(table string, columns []string, unique bool) error {
 	if unique {
 		kind = "UNIQUE INDEX"
 	}
-	stmt := "CREATE " + kind + " IF NOT EXISTS " + Ident(name) + " ON " + Ident(table) + " (" + strings.Join(quoted, ", ") + ")"
+	stmt := "CREATE " + kind + " IF NOT EXISTS " + Ident(name) + " ON " + TableIdent(table) + " (" + strings.Join(quoted, ", ") + ")"
 	if err := t.exec(stmt); err != nil {
 		return fmt.Errorf("index (%s) on %s: %w", strings.Join(columns, ", "), table, err)
 	}
@@ -42,7 +42,7 @@ func (t *Tx) DeleteOlderThan(table, column string, bound any) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("delete old rows of %s: %w", table, err)
 	}
-	res, err := t.conn.ExecContext(t.ctx, "DELETE FROM "+Ident(table)+" WHERE "+Ident(column)+" < "+lit)
+	res, err := t.conn.ExecContext(t.ctx, "DELETE FROM "+TableIdent(table)+" WHERE "+Ident(column)+" < "+lit)
 	if err != nil {
 		return 0, fmt.Errorf("delete old rows of %s: %w", table, err)
 	}

@@ -127,7 +127,10 @@ func (t *Tx) withArrow(rd array.RecordReader, query string, copyFirst bool) (int
 // Replace replaces the whole table with the rows of rd (creating it, or changing
 // its columns to rd's schema).
 func (t *Tx) Replace(table string, rd array.RecordReader) (int64, error) {
-	n, err := t.withArrow(rd, `CREATE OR REPLACE TABLE `+Ident(table)+` AS SELECT * FROM {in}`, false)
+	if err := t.ensureSchema(table); err != nil {
+		return 0, err
+	}
+	n, err := t.withArrow(rd, `CREATE OR REPLACE TABLE `+TableIdent(table)+` AS SELECT * FROM {in}`, false)
 	if err != nil {
 		return 0, fmt.Errorf("replace %s: %w", table, err)
 	}
@@ -137,7 +140,10 @@ func (t *Tx) Replace(table string, rd array.RecordReader) (int64, error) {
 
 // Materialize replaces the whole table with the result of query (accelerated views).
 func (t *Tx) Materialize(table, query string) (int64, error) {
-	_, err := t.conn.ExecContext(t.ctx, `CREATE OR REPLACE TABLE `+Ident(table)+` AS `+query)
+	if err := t.ensureSchema(table); err != nil {
+		return 0, err
+	}
+	_, err := t.conn.ExecContext(t.ctx, `CREATE OR REPLACE TABLE `+TableIdent(table)+` AS `+query)
 	if err != nil {
 		return 0, fmt.Errorf("materialize %s: %w", table, err)
 	}
@@ -146,7 +152,7 @@ func (t *Tx) Materialize(table, query string) (int64, error) {
 
 func (t *Tx) count(table string) (int64, error) {
 	var n int64
-	if err := t.conn.QueryRowContext(t.ctx, `SELECT count(*) FROM `+Ident(table)).Scan(&n); err != nil {
+	if err := t.conn.QueryRowContext(t.ctx, `SELECT count(*) FROM `+TableIdent(table)).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count rows of %s: %w", table, err)
 	}
 	return n, nil
@@ -163,7 +169,7 @@ func (t *Tx) Append(table string, rd array.RecordReader, opt engine.AppendOption
 		return t.Replace(table, rd)
 	}
 	var query string
-	tbl := Ident(table)
+	tbl := TableIdent(table)
 	switch {
 	case len(opt.Key) > 0 && opt.Upsert:
 		query = `DELETE FROM ` + tbl + ` t USING {in} i WHERE ` + keyMatch("t", "i", opt.Key) + `; INSERT INTO ` + tbl + ` SELECT * FROM {in}`
@@ -192,7 +198,7 @@ func (t *Tx) Delete(table string, keys array.RecordReader) (int64, error) {
 	for _, f := range keys.Schema().Fields() {
 		cols = append(cols, f.Name)
 	}
-	n, err := t.withArrow(keys, `DELETE FROM `+Ident(table)+` t USING {in} k WHERE `+keyMatch("t", "k", cols), true)
+	n, err := t.withArrow(keys, `DELETE FROM `+TableIdent(table)+` t USING {in} k WHERE `+keyMatch("t", "k", cols), true)
 	if err != nil {
 		return 0, fmt.Errorf("delete from %s: %w", table, err)
 	}
@@ -201,7 +207,7 @@ func (t *Tx) Delete(table string, keys array.RecordReader) (int64, error) {
 
 // Insert inserts every row of rows.
 func (t *Tx) Insert(table string, rows array.RecordReader) (int64, error) {
-	n, err := t.withArrow(rows, `INSERT INTO `+Ident(table)+` BY NAME SELECT * FROM {in}`, true)
+	n, err := t.withArrow(rows, `INSERT INTO `+TableIdent(table)+` BY NAME SELECT * FROM {in}`, true)
 	if err != nil {
 		return 0, fmt.Errorf("insert into %s: %w", table, err)
 	}
@@ -253,8 +259,9 @@ func (t *Tx) TableExists(table string) (bool, error) { return t.tableExists(tabl
 
 func (t *Tx) tableExists(table string) (bool, error) {
 	var n int
+	schema, name := splitTable(table)
 	err := t.conn.QueryRowContext(t.ctx,
-		`SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = ?`, table).Scan(&n)
+		`SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?`, schema, name).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("look up table %s: %w", table, err)
 	}

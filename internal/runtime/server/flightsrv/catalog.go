@@ -75,9 +75,14 @@ func (q *sqlService) GetFlightInfoSchemas(ctx context.Context, _ flightsql.GetDB
 func (q *sqlService) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	q.stampCatalog(ctx)
 	return q.records(ctx, schema_ref.DBSchemas, func(b *array.RecordBuilder) {
-		if catalogMatches(cmd.GetCatalog()) && like(cmd.GetDBSchemaFilterPattern(), DBSchema) {
-			b.Field(0).(*array.StringBuilder).Append(Catalog)
-			b.Field(1).(*array.StringBuilder).Append(DBSchema)
+		if !catalogMatches(cmd.GetCatalog()) {
+			return
+		}
+		for _, s := range schemas(q.s.engine.Tables()) {
+			if like(cmd.GetDBSchemaFilterPattern(), s) {
+				b.Field(0).(*array.StringBuilder).Append(Catalog)
+				b.Field(1).(*array.StringBuilder).Append(s)
+			}
 		}
 	})
 }
@@ -112,13 +117,14 @@ type tableRow struct {
 func (q *sqlService) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	q.stampCatalog(ctx)
 	var rows []tableRow
-	if catalogMatches(cmd.GetCatalog()) && like(cmd.GetDBSchemaFilterPattern(), DBSchema) {
+	if catalogMatches(cmd.GetCatalog()) {
 		types := map[string]bool{}
 		for _, t := range cmd.GetTableTypes() {
 			types[strings.ToUpper(t)] = true
 		}
 		for _, t := range q.s.engine.Tables() {
-			if !like(cmd.GetTableNameFilterPattern(), t.Name) || len(types) > 0 && !types[t.Type] {
+			schema, table := splitName(t.Name)
+			if !like(cmd.GetDBSchemaFilterPattern(), schema) || !like(cmd.GetTableNameFilterPattern(), table) || len(types) > 0 && !types[t.Type] {
 				continue
 			}
 			row := tableRow{info: t}
@@ -138,9 +144,10 @@ func (q *sqlService) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (
 	}
 	return q.records(ctx, schema, func(b *array.RecordBuilder) {
 		for _, r := range rows {
+			schema, table := splitName(r.info.Name)
 			b.Field(0).(*array.StringBuilder).Append(Catalog)
-			b.Field(1).(*array.StringBuilder).Append(DBSchema)
-			b.Field(2).(*array.StringBuilder).Append(r.info.Name)
+			b.Field(1).(*array.StringBuilder).Append(schema)
+			b.Field(2).(*array.StringBuilder).Append(table)
 			b.Field(3).(*array.StringBuilder).Append(r.info.Type)
 			if cmd.GetIncludeSchema() {
 				b.Field(4).(*array.BinaryBuilder).Append(r.schema)
@@ -151,7 +158,7 @@ func (q *sqlService) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (
 
 // tableSchema reads a table's schema with a query that reads no rows.
 func (q *sqlService) tableSchema(ctx context.Context, name string) (*arrow.Schema, error) {
-	res, err := q.s.engine.Query(ctx, engine.Query{SQL: "SELECT * FROM " + engine.Ident(name) + " LIMIT 0", NoCache: true})
+	res, err := q.s.engine.Query(ctx, engine.Query{SQL: "SELECT * FROM " + quoteName(name) + " LIMIT 0", NoCache: true})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
