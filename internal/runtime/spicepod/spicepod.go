@@ -65,8 +65,9 @@ type Dataset struct {
 	// From is "<connector>:<path>", e.g. "postgres:public.orders". Required;
 	// which connectors exist is decided by the binary, not here.
 	From string
-	// Name is the table name the dataset is served as: a SQL identifier
-	// (letters, digits, underscore, not starting with a digit). Required.
+	// Name is the table name the dataset is served as: [schema.]table, each
+	// part a SQL identifier (letters, digits, underscore, not starting with a
+	// digit); "public." is dropped, as upstream's default schema. Required.
 	Name        string
 	Description string
 
