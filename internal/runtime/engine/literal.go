@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,4 +30,41 @@ func Literal(v any) (string, error) {
 	default:
 		return "", fmt.Errorf("cannot use a %T as a bound in SQL", v)
 	}
+}
+
+// ScanSQL renders the query a connector sends to scan relation (used as
+// written): SELECT of the quoted columns (* when there are none) with req's
+// Where and Since, then its OrderBy and Limit (refresh_sql), in the SQL that
+// DuckDB and DataFusion both read.
+func ScanSQL(relation string, columns []string, req ScanRequest) (string, error) {
+	list := "*"
+	if len(columns) > 0 {
+		quoted := make([]string, len(columns))
+		for i, c := range columns {
+			quoted[i] = Ident(c)
+		}
+		list = strings.Join(quoted, ", ")
+	}
+	sql := "SELECT " + list + " FROM " + relation
+	var conds []string
+	if w := strings.TrimSpace(req.Where); w != "" {
+		conds = append(conds, "("+w+")")
+	}
+	if req.Since != nil {
+		lit, err := Literal(req.Since.Value)
+		if err != nil {
+			return "", err
+		}
+		conds = append(conds, Ident(req.Since.Column)+" >= "+lit)
+	}
+	if len(conds) > 0 {
+		sql += " WHERE " + strings.Join(conds, " AND ")
+	}
+	if o := strings.TrimSpace(req.OrderBy); o != "" {
+		sql += " ORDER BY " + o
+	}
+	if req.Limit > 0 {
+		sql += " LIMIT " + strconv.FormatInt(req.Limit, 10)
+	}
+	return sql, nil
 }

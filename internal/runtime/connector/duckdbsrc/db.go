@@ -103,7 +103,7 @@ func (d *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, e
 // batches stamped with pos. relation is used as written: a table name or a
 // table function call such as read_csv(...).
 func (d *DB) Scan(ctx context.Context, relation string, req engine.ScanRequest, pos position.LSN, fn func(engine.Snapshot) error) error {
-	query, err := SelectSQL(relation, req)
+	query, err := engine.ScanSQL(relation, req.Columns, req)
 	if err != nil {
 		return err
 	}
@@ -134,33 +134,4 @@ func (d *DB) Scan(ctx context.Context, relation string, req engine.ScanRequest, 
 		return fmt.Errorf("query %s: %w", query, err)
 	}
 	return err
-}
-
-// SelectSQL renders SELECT of req's columns (all when none) from relation, with
-// req's Where and Since, in DuckDB's dialect.
-func SelectSQL(relation string, req engine.ScanRequest) (string, error) {
-	cols := "*"
-	if len(req.Columns) > 0 {
-		q := make([]string, len(req.Columns))
-		for i, c := range req.Columns {
-			q[i] = engine.Ident(c)
-		}
-		cols = strings.Join(q, ", ")
-	}
-	sql := "SELECT " + cols + " FROM " + relation
-	var conds []string
-	if w := strings.TrimSpace(req.Where); w != "" {
-		conds = append(conds, "("+w+")")
-	}
-	if req.Since != nil {
-		lit, err := engine.Literal(req.Since.Value)
-		if err != nil {
-			return "", err
-		}
-		conds = append(conds, engine.Ident(req.Since.Column)+" >= "+lit)
-	}
-	if len(conds) > 0 {
-		sql += " WHERE " + strings.Join(conds, " AND ")
-	}
-	return sql, nil
 }

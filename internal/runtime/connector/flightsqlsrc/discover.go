@@ -3,7 +3,6 @@ package flightsqlsrc
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -160,41 +159,5 @@ func selectSQL(t table, req engine.ScanRequest) (string, error) {
 			cols = append(cols, f.Name)
 		}
 	}
-	return SelectSQL(t.ref, cols, req)
-}
-
-// SelectSQL renders the query that scans table: SELECT of the quoted columns (*
-// when there are none) with req's Where and Since, for servers that speak DuckDB's
-// or DataFusion's SQL. table is used as written.
-func SelectSQL(table string, columns []string, req engine.ScanRequest) (string, error) {
-	list := "*"
-	if len(columns) > 0 {
-		quoted := make([]string, len(columns))
-		for i, c := range columns {
-			quoted[i] = engine.Ident(c)
-		}
-		list = strings.Join(quoted, ", ")
-	}
-	sql := "SELECT " + list + " FROM " + table
-	var conds []string
-	if w := strings.TrimSpace(req.Where); w != "" {
-		conds = append(conds, "("+w+")")
-	}
-	if req.Since != nil {
-		lit, err := engine.Literal(req.Since.Value)
-		if err != nil {
-			return "", err
-		}
-		conds = append(conds, engine.Ident(req.Since.Column)+" >= "+lit)
-	}
-	if len(conds) > 0 {
-		sql += " WHERE " + strings.Join(conds, " AND ")
-	}
-	if o := strings.TrimSpace(req.OrderBy); o != "" {
-		sql += " ORDER BY " + o
-	}
-	if req.Limit > 0 {
-		sql += " LIMIT " + strconv.FormatInt(req.Limit, 10)
-	}
-	return sql, nil
+	return engine.ScanSQL(t.ref, cols, req)
 }

@@ -58,7 +58,7 @@ func (s *Source) Close() {}
 
 // Scan queries the parent, narrowed by req, and hands the rows to fn.
 func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engine.Snapshot) error) error {
-	sql, err := selectSQL(s.parent, req)
+	sql, err := engine.ScanSQL(engine.Ident(s.parent), req.Columns, req)
 	if err != nil {
 		return err
 	}
@@ -146,38 +146,4 @@ func (s *Source) Watch(ctx context.Context, changed func()) error {
 			changed()
 		}
 	}
-}
-
-// selectSQL renders the query of the parent in the engine's dialect.
-func selectSQL(parent string, req engine.ScanRequest) (string, error) {
-	cols := "*"
-	if len(req.Columns) > 0 {
-		cols = ""
-		for i, c := range req.Columns {
-			if i > 0 {
-				cols += ", "
-			}
-			cols += engine.Ident(c)
-		}
-	}
-	sql := "SELECT " + cols + " FROM " + engine.Ident(parent)
-	var conds []string
-	if req.Where != "" {
-		conds = append(conds, "("+req.Where+")")
-	}
-	if req.Since != nil {
-		lit, err := engine.Literal(req.Since.Value)
-		if err != nil {
-			return "", err
-		}
-		conds = append(conds, engine.Ident(req.Since.Column)+" >= "+lit)
-	}
-	for i, c := range conds {
-		if i == 0 {
-			sql += " WHERE " + c
-		} else {
-			sql += " AND " + c
-		}
-	}
-	return sql, nil
 }

@@ -171,7 +171,7 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 			return s.explain("read", err)
 		}
 	}
-	sql, err := flightsqlsrc.SelectSQL(s.table, cols, req)
+	sql, err := engine.ScanSQL(s.table, cols, req)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", s.table, err)
 	}
