@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/cqrs-spice/cqrs/internal/logging"
+
 	"fmt"
 	"io"
 	"log/slog"
@@ -110,10 +112,10 @@ var envVars = []envVar{
 		func(c *Config, v string) error { c.WriteKey = v; return nil }},
 	{"API_DEBUG_ADDR", "", "address for Go's pprof profiles (/debug/pprof/); off when empty. Keep it off public interfaces",
 		func(c *Config, v string) error { c.DebugAddr = v; return nil }},
-	{"LOG_LEVEL", "info", logLevels + "; debug logs every request, info only failures (5xx)",
-		func(c *Config, v string) (err error) { c.LogLevel, err = parseLogLevel(v); return err }},
-	{"LOG_FORMAT", "text", logFormats + " (one JSON object a line)",
-		func(c *Config, v string) (err error) { c.LogFormat, err = parseLogFormat(v); return err }},
+	{"LOG_LEVEL", "info", logging.Levels + "; debug logs every request, info only failures (5xx)",
+		func(c *Config, v string) (err error) { c.LogLevel, err = logging.ParseLevel(v); return err }},
+	{"LOG_FORMAT", "text", logging.Formats + " (one JSON object a line)",
+		func(c *Config, v string) (err error) { c.LogFormat, err = logging.ParseFormat(v); return err }},
 }
 
 // LoadConfig reads the configuration through getenv (os.Getenv); unset or empty

@@ -5,5 +5,4 @@ var (
 	Run              = run
 	Healthcheck      = healthcheck
 	DefaultHealthURL = defaultHealthURL
-	NewLogger        = newLogger
 )

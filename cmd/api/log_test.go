@@ -1,10 +1,7 @@
 package main_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"log/slog"
-	"strings"
 	"testing"
 
 	main "github.com/cqrs-spice/cqrs/cmd/api"
@@ -38,21 +35,5 @@ func TestLoadConfig_Log(t *testing.T) {
 			t.Errorf("LOG_LEVEL=%q LOG_FORMAT=%q: level=%v format=%q err=%v, want %v %q",
 				tt.level, tt.format, c.LogLevel, c.LogFormat, err, tt.wantLevel, tt.wantFormat)
 		}
-	}
-}
-
-// TestNewLogger_JSON: LOG_FORMAT=json writes one JSON object a line, text does not.
-func TestNewLogger_JSON(t *testing.T) {
-	var b bytes.Buffer
-	main.NewLogger(slog.LevelInfo, "json", &b).Info("hello", "n", 1)
-	var rec map[string]any
-	if err := json.Unmarshal(b.Bytes(), &rec); err != nil || rec["msg"] != "hello" {
-		t.Fatalf("json log line %q: %v", b.String(), err)
-	}
-	b.Reset()
-	main.NewLogger(slog.LevelWarn, "text", &b).Info("hidden")
-	main.NewLogger(slog.LevelWarn, "text", &b).Warn("shown")
-	if got := b.String(); strings.Contains(got, "hidden") || !strings.HasPrefix(got, "time=") || !strings.Contains(got, "msg=shown") {
-		t.Fatalf("text log=%q, want one logfmt line of the warning only", got)
 	}
 }

@@ -4,6 +4,8 @@
 package main
 
 import (
+	"github.com/cqrs-spice/cqrs/internal/logging"
+
 	"context"
 	"errors"
 	"fmt"
@@ -54,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	m := NewMain()
 	m.Config = cfg
-	m.Logger = newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
+	m.Logger = logging.New(cfg.LogLevel, cfg.LogFormat, stderr)
 	if err := m.Run(ctx); err != nil {
 		m.Logger.Error("start", wire.LogError, err)
 		_ = m.Close()

@@ -48,12 +48,3 @@ func TestParseFlags_Log(t *testing.T) {
 		})
 	}
 }
-
-// TestNewLogger_JSON: --log-format json writes one JSON object a line.
-func TestNewLogger_JSON(t *testing.T) {
-	var b bytes.Buffer
-	newLogger(slog.LevelInfo, "json", &b).Info("hello")
-	if got := b.String(); !strings.HasPrefix(got, "{") || !strings.Contains(got, `"msg":"hello"`) {
-		t.Fatalf("log=%q, want a JSON line", got)
-	}
-}

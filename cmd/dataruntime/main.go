@@ -6,6 +6,8 @@
 package main
 
 import (
+	"github.com/cqrs-spice/cqrs/internal/logging"
+
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -48,7 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	logger := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
+	logger := logging.New(cfg.LogLevel, cfg.LogFormat, stderr)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	m := NewMain(cfg, logger)
@@ -76,8 +78,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 		name string
 		set  func(string) error
 	}{
-		{"LOG_LEVEL", func(v string) (err error) { cfg.LogLevel, err = parseLogLevel(v); return err }},
-		{"LOG_FORMAT", func(v string) (err error) { cfg.LogFormat, err = parseLogFormat(v); return err }},
+		{"LOG_LEVEL", func(v string) (err error) { cfg.LogLevel, err = logging.ParseLevel(v); return err }},
+		{"LOG_FORMAT", func(v string) (err error) { cfg.LogFormat, err = logging.ParseFormat(v); return err }},
 	} {
 		if v := strings.TrimSpace(getenv(e.name)); v != "" {
 			if err := e.set(v); err != nil {
@@ -94,10 +96,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.MetricsAddr, "metrics", "", "address of Prometheus /metrics (off unless given; 9090 by convention)")
 	fs.StringVar(&cfg.DataDir, "data-dir", ".spice/data", "directory of the DuckDB file for datasets with acceleration mode: file")
 	fs.StringVar(&cfg.InstanceID, "instance-id", envOr(cdc.EnvInstance, ""), "names this instance's replication slot; keep it stable across restarts (replicas of one spicepod need distinct ids); \"auto\" derives it from the container's compose name (see README)")
-	fs.Func("log-level", "`level`: "+logLevels+" (default $LOG_LEVEL, else info)",
-		func(v string) (err error) { cfg.LogLevel, err = parseLogLevel(v); return err })
-	fs.Func("log-format", "`format`: "+logFormats+" (default $LOG_FORMAT, else text)",
-		func(v string) (err error) { cfg.LogFormat, err = parseLogFormat(v); return err })
+	fs.Func("log-level", "`level`: "+logging.Levels+" (default $LOG_LEVEL, else info)",
+		func(v string) (err error) { cfg.LogLevel, err = logging.ParseLevel(v); return err })
+	fs.Func("log-format", "`format`: "+logging.Formats+" (default $LOG_FORMAT, else text)",
+		func(v string) (err error) { cfg.LogFormat, err = logging.ParseFormat(v); return err })
 	fs.IntVar(&cfg.DuckDBThreads, "duckdb-threads", duckdb.DefaultThreads(), "DuckDB threads (default half the cores: many small queries run side by side, each on its own connection)")
 	fs.DurationVar(&cfg.Drain, "drain", DefaultDrain, "on SIGTERM, how long to keep answering while gRPC health reports NOT_SERVING, so balancers stop sending first (0: stop at once)")
 	fs.DurationVar(&cfg.MinPositionTimeout, "min-position-timeout", engine.DefaultMinPositionTimeout, "how long a query waits for the position a reader asks for with Spice-Min-Position")
