@@ -34,7 +34,7 @@ func heavy(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Concurrency, "c", 20, "connections of each closed loop")
 	fs.DurationVar(&cfg.Duration, "z", 10*time.Second, "length of each path's loop, per phase")
 	fs.IntVar(&cfg.Heavy, "heavy", bench.DefaultHeavyQueries, "heavy queries kept running at once")
-	fs.StringVar(&cfg.SQL, "sql", bench.DefaultHeavySQL, "the heavy query")
+	fs.StringVar(&cfg.SQL, "sql", bench.DefaultHeavySQL, "the heavy query; %d, if present, becomes a number unique to each query sent")
 	fs.DurationVar(&cfg.Settle, "settle", 2*time.Second, "how long the heavy queries run before the loaded phase is measured")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {

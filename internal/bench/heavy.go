@@ -14,8 +14,10 @@ import (
 const (
 	DefaultHeavyQueries = 6
 	// DefaultHeavySQL runs for minutes on any machine: a sum over ten billion
-	// generated rows, which the runtime classes as heavy (a table function).
-	DefaultHeavySQL = "select sum(hash(range)) from range(10000000000)"
+	// generated rows, which the runtime classes as heavy (a table function). %d
+	// makes each text distinct: the runtime runs identical concurrent queries
+	// once and shares the answer, so six copies of one text would be one query.
+	DefaultHeavySQL = "select sum(hash(range + %d)) from range(10000000000)"
 )
 
 // HeavyConfig is the heavy-query scenario: closed loops on Paths of the api
@@ -29,6 +31,8 @@ type HeavyConfig struct {
 	Duration    time.Duration // per path and phase
 	Heavy       int
 	SQL         string
+	// SQL is the heavy query; a %d in it is replaced by a number unique to each
+	// query sent, so that no two run as one.
 	// Settle is how long the heavy queries run before the loaded phase is
 	// measured, so they hold their slots when it starts.
 	Settle time.Duration
@@ -65,13 +69,17 @@ func RunHeavy(ctx context.Context, api, runtime *Client, header http.Header, cfg
 			for heavyCtx.Err() == nil {
 				mu.Lock()
 				res.HeavyStarted++
+				sql := cfg.SQL
+				if strings.Contains(sql, "%d") {
+					sql = fmt.Sprintf(sql, res.HeavyStarted)
+				}
 				mu.Unlock()
 				hdr := header.Clone()
 				if hdr == nil {
 					hdr = http.Header{}
 				}
 				hdr.Set("Content-Type", "text/plain")
-				s, _ := runtime.Do(heavyCtx, http.MethodPost, "/v1/sql", hdr, strings.NewReader(cfg.SQL))
+				s, _ := runtime.Do(heavyCtx, http.MethodPost, "/v1/sql", hdr, strings.NewReader(sql))
 				if heavyCtx.Err() != nil {
 					return
 				}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,14 +20,19 @@ import (
 // loaded one failing, the key sent, and the heavy queries counted.
 func TestRunHeavy(t *testing.T) {
 	var running, badKey atomic.Int64
+	var mu sync.Mutex
+	seen := map[string]int{}
 	runtime := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Api-Key") != "k" {
 			badKey.Add(1)
 		}
 		body, _ := io.ReadAll(r.Body)
-		if !strings.Contains(string(body), "range(") {
+		if !strings.Contains(string(body), "range(") || strings.Contains(string(body), "%d") {
 			t.Errorf("heavy query %q", body)
 		}
+		mu.Lock()
+		seen[string(body)]++
+		mu.Unlock()
 		running.Add(1)
 		defer running.Add(-1)
 		<-r.Context().Done()
@@ -57,6 +63,11 @@ func TestRunHeavy(t *testing.T) {
 	}
 	if res.HeavyStarted < 3 || badKey.Load() != 0 {
 		t.Errorf("heavy started %d (want >= 3), sent without the key %d", res.HeavyStarted, badKey.Load())
+	}
+	for q, n := range seen {
+		if n > 1 {
+			t.Errorf("heavy query %q sent %d times; each must be distinct", q, n)
+		}
 	}
 	md := bench.HeavyMarkdown(cfg, res)
 	for _, want := range []string{"| /ranking-accelerated | idle |", "| /ranking-accelerated | heavy |", "heavy / idle"} {
