@@ -4,6 +4,7 @@ package engine_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
@@ -13,7 +14,7 @@ import (
 
 // viewsPod has the recipe's query-time view and an accelerated view, both
 // reading products and orders.
-const viewsPod = `version: v1
+var viewsPod = `version: v1
 kind: Spicepod
 name: views
 datasets:
@@ -26,7 +27,7 @@ datasets:
 views:
   - name: rankings
     sql: |
-      ` + "with a as (SELECT products.id, sum(count) as count FROM orders INNER JOIN products ON orders.product_id = products.id GROUP BY products.id) select name, count from products left join a on products.id = a.id order by count desc nulls last, name limit 5" + `
+      ` + strings.ReplaceAll(runtimetest.RankingsSQL, "\n", " ") + `
   - name: totals
     sql: SELECT products.name, sum(count) AS total FROM orders JOIN products ON orders.product_id = products.id GROUP BY products.name ORDER BY products.name
     acceleration: {enabled: true}
