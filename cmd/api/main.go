@@ -25,7 +25,6 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 	"github.com/cqrs-spice/cqrs/internal/app/replicas"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 func main() {
@@ -58,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	m.Config = cfg
 	m.Logger = logging.New(cfg.LogLevel, cfg.LogFormat, stderr)
 	if err := m.Run(ctx); err != nil {
-		m.Logger.Error("start", wire.LogError, err)
+		m.Logger.Error("start", logging.ErrorKey, err)
 		_ = m.Close()
 		return 1
 	}
@@ -66,7 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	stop() // a second signal ends the process at once
 	m.Logger.Info("shutting down", "grace", cfg.ShutdownTimeout)
 	if err := m.Close(); err != nil {
-		m.Logger.Error("shut down", wire.LogError, err)
+		m.Logger.Error("shut down", logging.ErrorKey, err)
 		return 1
 	}
 	return 0

@@ -27,7 +27,6 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres/cdc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/httpsrv"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 func main() {
@@ -55,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	m := NewMain(cfg, logger)
 	if err := m.Run(ctx); err != nil {
-		logger.Error("start failed", wire.LogError, err)
+		logger.Error("start failed", logging.ErrorKey, err)
 		_ = m.Close()
 		return 1
 	}
@@ -63,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	m.Drain(cfg.Drain)
 	logger.Info("shutting down")
 	if err := m.Close(); err != nil {
-		logger.Error("shutdown", wire.LogError, err)
+		logger.Error("shutdown", logging.ErrorKey, err)
 		return 1
 	}
 	return 0

@@ -11,6 +11,10 @@ import (
 	"strings"
 )
 
+// ErrorKey is the slog attribute key of an error in both programs' logs, so one
+// search finds the errors of either.
+const ErrorKey = "err"
+
 // The valid values, as help texts and errors name them.
 const (
 	Levels  = "debug, info, warn or error"

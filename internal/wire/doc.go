@@ -1,7 +1,6 @@
 // Package wire holds the names the runtime and the api must agree on, so that each
 // is spelled once: HTTP header names, gRPC (Flight) metadata keys, the values they
-// carry, the spice.watch action with its request and notice, and the log key of an
-// error.
+// carry, and the spice.watch action with its request and notice.
 //
 // Both programs import it; it imports nothing of the module but package position.
 // A server sets a name from here and a client reads the same constant:

@@ -58,7 +58,3 @@ func WantsNoCache(values ...string) bool {
 	}
 	return false
 }
-
-// LogError is the slog attribute key of an error in both programs' logs, so one
-// search finds the errors of either.
-const LogError = "err"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
@@ -24,7 +25,7 @@ const (
 	logBytes     = "bytes"
 	logClient    = "client"
 	logRequestID = "request_id"
-	logError     = wire.LogError
+	logError     = logging.ErrorKey
 )
 
 // logEntry carries what a handler wants in the request's log line: the error

@@ -16,8 +16,8 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/position"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults of the Server's tunables.
@@ -123,7 +123,7 @@ func (s *Server) Open() error {
 	go func() {
 		defer s.wg.Done()
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.logger().Error("api server stopped", wire.LogError, err)
+			s.logger().Error("api server stopped", logging.ErrorKey, err)
 		}
 	}()
 	return nil

@@ -1,7 +1,7 @@
 package replicas
 
 import (
-	"github.com/cqrs-spice/cqrs/internal/wire"
+	"github.com/cqrs-spice/cqrs/internal/logging"
 
 	"context"
 	"errors"
@@ -174,7 +174,7 @@ func (p *Pool) refresh() {
 	p.mu.Unlock()
 	if err != nil {
 		if changed && p.ctx.Err() == nil {
-			p.Logger.Warn("resolve replicas", "service", p.name, "target", p.target, wire.LogError, err)
+			p.Logger.Warn("resolve replicas", "service", p.name, "target", p.target, logging.ErrorKey, err)
 		}
 		return
 	}
@@ -192,7 +192,7 @@ func (p *Pool) refresh() {
 		}
 		r, err := p.newReplica(addr)
 		if err != nil {
-			p.Logger.Error("add replica", "service", p.name, "addr", addr, wire.LogError, err)
+			p.Logger.Error("add replica", "service", p.name, "addr", addr, logging.ErrorKey, err)
 			continue
 		}
 		added = append(added, r)

@@ -1,7 +1,7 @@
 package replicas
 
 import (
-	"github.com/cqrs-spice/cqrs/internal/wire"
+	"github.com/cqrs-spice/cqrs/internal/logging"
 
 	"context"
 	"fmt"
@@ -161,7 +161,7 @@ func (r *replica) failed(p *Pool, now time.Time, err error) {
 	r.mu.Unlock()
 	if eject {
 		p.Logger.Warn("replica ejected: failed reads in a row", "service", p.name, "addr", r.addr,
-			"failures", p.EjectAfter, "for", p.EjectFor, wire.LogError, err)
+			"failures", p.EjectAfter, "for", p.EjectFor, logging.ErrorKey, err)
 	}
 }
 

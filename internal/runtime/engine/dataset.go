@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // dataset is one dataset's spec and state. State fields are guarded by Engine.mu.
@@ -50,7 +50,7 @@ func (e *Engine) refreshLoop(ctx context.Context, d *dataset) {
 				}
 			})
 			if err != nil && ctx.Err() == nil {
-				e.Logger.Info("source cannot push changes; relying on refresh_check_interval", "dataset", d.name, wire.LogError, err)
+				e.Logger.Info("source cannot push changes; relying on refresh_check_interval", "dataset", d.name, logging.ErrorKey, err)
 			}
 		}()
 	}
@@ -157,7 +157,7 @@ func (e *Engine) recordFailure(d *dataset, err error, attempt int) {
 		e.Metrics.refreshErrors.WithLabelValues(d.name).Inc()
 		e.Metrics.setState(d.name, d.state)
 	}
-	e.Logger.Warn("refresh failed; retrying", "dataset", d.name, "attempt", attempt, wire.LogError, err)
+	e.Logger.Warn("refresh failed; retrying", "dataset", d.name, "attempt", attempt, logging.ErrorKey, err)
 }
 
 // refreshOnce runs one full or append refresh in one store transaction.

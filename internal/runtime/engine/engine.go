@@ -12,10 +12,10 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/lru"
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults for Engine's tunables.
@@ -187,7 +187,7 @@ func (e *Engine) Open(ctx context.Context) error {
 		go func(f Feed) {
 			defer e.wg.Done()
 			if err := f.Run(e.ctx); err != nil && !errors.Is(err, context.Canceled) {
-				e.Logger.Error("change feed stopped", "datasets", f.Datasets(), wire.LogError, err)
+				e.Logger.Error("change feed stopped", "datasets", f.Datasets(), logging.ErrorKey, err)
 			}
 		}(f)
 	}
@@ -356,7 +356,7 @@ func (e *Engine) createView(ctx context.Context, v *view) {
 	defer e.mu.Unlock()
 	if err != nil {
 		v.state, v.lastErr, v.lastErrAt = StateError, err, time.Now()
-		e.Logger.Error("create view", "view", v.name, wire.LogError, err)
+		e.Logger.Error("create view", "view", v.name, logging.ErrorKey, err)
 		return
 	}
 	v.created, v.state, v.lastErr = true, StateReady, nil

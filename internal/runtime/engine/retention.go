@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cqrs-spice/cqrs/internal/wire"
+	"github.com/cqrs-spice/cqrs/internal/logging"
 )
 
 // retentionLoop deletes rows older than retention_period every
@@ -22,7 +22,7 @@ func (e *Engine) retentionLoop(ctx context.Context, d *dataset) {
 		case <-t.C:
 		}
 		if err := e.applyRetention(ctx, d); err != nil && ctx.Err() == nil {
-			e.Logger.Warn("retention failed", "dataset", d.name, wire.LogError, err)
+			e.Logger.Warn("retention failed", "dataset", d.name, logging.ErrorKey, err)
 		}
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // view is a view's spec and state; state fields are guarded by Engine.mu.
@@ -143,7 +143,7 @@ func (e *Engine) viewLoop(ctx context.Context, v *view) {
 				v.state = StateError
 			}
 			e.mu.Unlock()
-			e.Logger.Error("recompute view", "view", v.name, wire.LogError, err)
+			e.Logger.Error("recompute view", "view", v.name, logging.ErrorKey, err)
 		}
 	}
 }

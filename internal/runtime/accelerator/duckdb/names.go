@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/cqrs-spice/cqrs/internal/wire"
+	"github.com/cqrs-spice/cqrs/internal/logging"
 )
 
 // Output column names as upstream Spice (DataFusion) gives them. DuckDB names
@@ -77,7 +77,7 @@ func (d *DB) outputNames(ctx context.Context, dc driver.Conn, query string) map[
 	}
 	names, err := outputNames(ctx, dc, query)
 	if err != nil {
-		slog.Debug("output names left as DuckDB's", wire.LogError, err)
+		slog.Debug("output names left as DuckDB's", logging.ErrorKey, err)
 		return nil
 	}
 	size := int64(32)

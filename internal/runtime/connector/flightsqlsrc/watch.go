@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
@@ -34,7 +35,7 @@ func (s *Source) Watch(ctx context.Context, changed func()) error {
 		if notices > 0 {
 			wait = 100 * time.Millisecond
 		}
-		s.Logger.Debug("change notices interrupted; reconnecting", logTable, s.table, logEndpoint, s.cfg.Endpoint.String(), "in", wait, wire.LogError, err)
+		s.Logger.Debug("change notices interrupted; reconnecting", logTable, s.table, logEndpoint, s.cfg.Endpoint.String(), "in", wait, logging.ErrorKey, err)
 		select {
 		case <-ctx.Done():
 			return nil

@@ -11,8 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
 
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Table types, as upstream reports them.
@@ -163,7 +163,7 @@ func (q *sqlService) tableSchema(ctx context.Context, name string) (*arrow.Schem
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		q.s.Logger.Debug("table schema not available", logTable, name, wire.LogError, err)
+		q.s.Logger.Debug("table schema not available", logTable, name, logging.ErrorKey, err)
 		return arrow.NewSchema(nil, nil), nil
 	}
 	defer res.Release()

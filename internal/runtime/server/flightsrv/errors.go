@@ -9,8 +9,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Sentinel errors; match with errors.Is.
@@ -75,6 +75,6 @@ func toStatus(log *slog.Logger, method string, err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	}
-	log.Error("flight request failed", logMethod, method, wire.LogError, err)
+	log.Error("flight request failed", logMethod, method, logging.ErrorKey, err)
 	return status.Error(codes.Internal, err.Error())
 }

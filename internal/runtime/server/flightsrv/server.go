@@ -18,10 +18,10 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults for Server's tunables.
@@ -190,7 +190,7 @@ func (s *Server) Open() error {
 	go func() {
 		defer s.wg.Done()
 		if err := gs.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			s.Logger.Error("flight server stopped", "addr", lis.Addr().String(), wire.LogError, err)
+			s.Logger.Error("flight server stopped", "addr", lis.Addr().String(), logging.ErrorKey, err)
 		}
 	}()
 	go func() {

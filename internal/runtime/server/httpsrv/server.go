@@ -13,8 +13,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults.
@@ -95,7 +95,7 @@ func (s *Server) Open() error {
 		ReadTimeout: s.ReadTimeout, IdleTimeout: DefaultIdleTimeout}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.Logger.Error("http server stopped", wire.LogError, err)
+			s.Logger.Error("http server stopped", logging.ErrorKey, err)
 		}
 	}()
 	return nil

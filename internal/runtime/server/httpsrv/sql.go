@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/wire"
@@ -57,7 +58,7 @@ func (s *Server) sql(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", format.contentType)
 	w.WriteHeader(http.StatusOK)
 	if err := format.write(w, res); err != nil {
-		s.Logger.Warn("write query result", wire.LogError, err)
+		s.Logger.Warn("write query result", logging.ErrorKey, err)
 	}
 }
 
@@ -106,7 +107,7 @@ func statusOf(err error) int {
 func (s *Server) queryError(w http.ResponseWriter, r *http.Request, err error) {
 	code := statusOf(err)
 	if code >= 500 && code != http.StatusServiceUnavailable && code != http.StatusGatewayTimeout {
-		s.Logger.Error("query failed", "path", r.URL.Path, wire.LogError, err)
+		s.Logger.Error("query failed", "path", r.URL.Path, logging.ErrorKey, err)
 	}
 	if code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")

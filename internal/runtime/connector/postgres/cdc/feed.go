@@ -12,9 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults for Feed's tunables.
@@ -188,7 +188,7 @@ func (f *Feed) Run(ctx context.Context) error {
 		if time.Since(began) > f.MaxBackoff {
 			backoff = minBackoff // it streamed for a while: this is a new outage
 		}
-		f.Logger.Warn("change feed failed; reconnecting", logSlot, f.cfg.Slot, "in", backoff, wire.LogError, err)
+		f.Logger.Warn("change feed failed; reconnecting", logSlot, f.cfg.Slot, "in", backoff, logging.ErrorKey, err)
 		select {
 		case <-ctx.Done():
 		case <-time.After(backoff):
@@ -213,7 +213,7 @@ func (f *Feed) shutdown(ctx context.Context) {
 	}
 	if err := dropSlot(context.WithoutCancel(ctx), f.cfg.Postgres, f.cfg.Slot); err != nil {
 		f.Logger.Warn("could not drop the replication slot of a memory-mode feed; drop it with `dataruntime drop-slots` or pg_drop_replication_slot, it holds WAL on the server",
-			logSlot, f.cfg.Slot, wire.LogError, err)
+			logSlot, f.cfg.Slot, logging.ErrorKey, err)
 		return
 	}
 	f.Logger.Info("dropped replication slot", logSlot, f.cfg.Slot)

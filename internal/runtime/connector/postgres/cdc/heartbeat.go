@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/position"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // The heartbeat is a non-transactional logical decoding message carrying the
@@ -51,11 +51,11 @@ func (f *Feed) probe(ctx context.Context, pool *pgxpool.Pool) error {
 			return nil
 		case errors.As(err, &pgErr) && pgErr.Code == "42501" && query == heartbeatSQL:
 			f.Logger.Warn("cannot write heartbeats (pg_logical_emit_message needs superuser or the REPLICATION attribute); an idle source now shows a growing lag in time and the slot moves only with keepalives",
-				logSlot, f.cfg.Slot, wire.LogError, err)
+				logSlot, f.cfg.Slot, logging.ErrorKey, err)
 			query = currentLSNSQL
 			continue
 		case err != nil:
-			f.Logger.Debug("heartbeat failed", logSlot, f.cfg.Slot, wire.LogError, err)
+			f.Logger.Debug("heartbeat failed", logSlot, f.cfg.Slot, logging.ErrorKey, err)
 			continue
 		}
 		if lsn, err := position.Parse(cur); err == nil {
