@@ -61,6 +61,12 @@ type StoreTx interface {
 	Append(table string, rd array.RecordReader, opt AppendOptions) (int64, error)
 	// ApplyChanges applies one batch of net row changes to the table.
 	ApplyChanges(table string, c Changes) error
+	// ApplyDiff applies a change of the table's rows as a multiset (a Diff of a
+	// subscription): each row of del removes exactly one equal local row (NULLs
+	// equal), then every row of ins is inserted, columns matched by name. A row
+	// of del without an equal local row fails the whole transaction: the table no
+	// longer matches its source. The caller keeps the readers; either may be nil.
+	ApplyDiff(table string, del, ins array.RecordReader) error
 	// Materialize replaces the table with the result of a query.
 	Materialize(table, query string) (int64, error)
 	// CreateIndex creates an index on the table's columns unless one of the same

@@ -50,8 +50,11 @@ func toStatus(log *slog.Logger, method string, err error) error {
 		queryErr *engine.QueryError
 	)
 	switch {
-	case errors.Is(err, engine.ErrResultTooLarge), errors.Is(err, engine.ErrQueryTooLarge):
+	case errors.Is(err, engine.ErrResultTooLarge), errors.Is(err, engine.ErrQueryTooLarge),
+		errors.Is(err, engine.ErrSubscriberTooSlow):
 		return status.Error(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, engine.ErrNotSubscribable):
+		return status.Error(codes.Unimplemented, err.Error()+"; read it with a query instead")
 	case errors.Is(err, engine.ErrQueryTimeout):
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.Is(err, engine.ErrBusy):

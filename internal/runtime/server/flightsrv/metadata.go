@@ -17,6 +17,7 @@ const (
 	logMethod = "method"
 	logTable  = "table"
 	logLSN    = "lsn"
+	logMode   = "mode"
 )
 
 // queryOf builds an engine query for sql from the request's metadata: its

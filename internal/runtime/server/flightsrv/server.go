@@ -98,6 +98,9 @@ type Server struct {
 	// grpc.health.v1 on the Flight port reports SERVING only while it holds and
 	// until Drain. Nil means always ready.
 	Ready func() bool
+	// HeartbeatInterval is how long a subscription stream stays silent before
+	// a heartbeat marker is sent; DefaultHeartbeatInterval when zero.
+	HeartbeatInterval time.Duration
 
 	engine Engine
 	addr   string
@@ -221,6 +224,9 @@ func (s *Server) applyDefaults() {
 	}
 	if s.MaxPreparedBytes <= 0 {
 		s.MaxPreparedBytes = DefaultMaxPreparedBytes
+	}
+	if s.HeartbeatInterval <= 0 {
+		s.HeartbeatInterval = DefaultHeartbeatInterval
 	}
 	if s.ServerName == "" {
 		s.ServerName = DefaultServerName

@@ -1,0 +1,147 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/cqrs-spice/cqrs/internal/position"
+)
+
+// A subscription streams the rows of a dataset or view over Arrow Flight
+// DoExchange: a snapshot at a position, then row-level changes, each tagged with
+// the position it reflects.
+//
+// Request. The client opens DoExchange and sends one FlightData whose
+// flight_descriptor is a CMD descriptor holding an encoded SubscribeRequest,
+// {"subscribe": "<dataset or view>"}, then may close its side. A server without
+// subscriptions answers Unimplemented (arrow-go's default for DoExchange); the
+// client then falls back to spice.watch and full reads.
+//
+// Response. One Arrow IPC stream: the schema, then record batches of that schema,
+// each with a SubscriptionMeta as app_metadata (JSON). Every message after the
+// schema is a record batch, markers being batches of zero rows, so any Flight
+// client's record reader can read the stream. In order:
+//
+//  1. one or more KindSnapshot batches, all carrying the snapshot's position and
+//     the maintained query's mode (the first holds no rows when the result is
+//     empty);
+//  2. a KindCommit marker at the same position: the snapshot is complete;
+//  3. then, for each change, zero or more KindDelete batches (rows that left the
+//     result; each removes one equal row, NULLs equal), then zero or more
+//     KindInsert batches (rows that entered), all carrying the change's position,
+//     then a KindCommit marker at that position: apply the deletes and inserts
+//     together, then the result is as of that position;
+//  4. KindProgress markers in between: nothing changed, the rows hold as of the
+//     marker's position;
+//  5. KindHeartbeat markers when nothing else was sent for a while (the server
+//     sends one every few seconds), so a client notices a dead peer by silence.
+//
+// Positions only grow. The stream ends with a gRPC status: ResourceExhausted when
+// the subscriber fell too far behind, Unavailable when the server shuts down;
+// either way the client subscribes again and receives a new snapshot.
+const (
+	KindSnapshot  = "snapshot"
+	KindDelete    = "delete"
+	KindInsert    = "insert"
+	KindCommit    = "commit"
+	KindProgress  = "progress"
+	KindHeartbeat = "heartbeat"
+)
+
+// Modes of a subscription's maintained query, as SubscriptionMeta.Mode reports.
+const (
+	// ModeIncremental: the upstream maintains the result from the changes of its
+	// inputs.
+	ModeIncremental = "incremental"
+	// ModeRecomputePrefix starts the mode of a query the upstream recomputes on
+	// every change of its inputs: "recompute: <why not incremental>".
+	ModeRecomputePrefix = "recompute"
+)
+
+// SubscribeRequest is the command of a subscription's DoExchange descriptor.
+type SubscribeRequest struct {
+	// Subscribe names the dataset or view, as the upstream's catalog does.
+	Subscribe string `json:"subscribe"`
+}
+
+// Encode returns the descriptor's command: {"subscribe":"<name>"}.
+func (r SubscribeRequest) Encode() []byte {
+	b, _ := json.Marshal(r) // a struct of one string cannot fail
+	return b
+}
+
+// IsSubscribeRequest reports whether a command looks like a SubscribeRequest
+// (a JSON object), as opposed to SQL text or a Flight SQL message.
+func IsSubscribeRequest(cmd []byte) bool {
+	return bytes.HasPrefix(bytes.TrimSpace(cmd), []byte("{"))
+}
+
+// DecodeSubscribeRequest reads a descriptor's command. The error quotes it and
+// shows the expected form.
+func DecodeSubscribeRequest(cmd []byte) (SubscribeRequest, error) {
+	var r SubscribeRequest
+	dec := json.NewDecoder(bytes.NewReader(cmd))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil || strings.TrimSpace(r.Subscribe) == "" {
+		return SubscribeRequest{}, fmt.Errorf(`subscription command %q: want JSON like {"subscribe": "rankings"}`, truncate(cmd, 200))
+	}
+	return r, nil
+}
+
+// SubscriptionMeta is the app_metadata of every message of a subscription
+// stream after the schema, as JSON:
+// {"kind":"commit","position":"0/16B3748"} (position omitted on heartbeats, mode
+// only on snapshot batches).
+type SubscriptionMeta struct {
+	Kind     string
+	Position position.LSN
+	Mode     string
+}
+
+type subscriptionMetaJSON struct {
+	Kind     string `json:"kind"`
+	Position string `json:"position,omitempty"`
+	Mode     string `json:"mode,omitempty"`
+}
+
+// Encode returns the app_metadata bytes.
+func (m SubscriptionMeta) Encode() []byte {
+	j := subscriptionMetaJSON{Kind: m.Kind, Mode: m.Mode}
+	if m.Kind != KindHeartbeat {
+		j.Position = m.Position.String()
+	}
+	b, _ := json.Marshal(j) // strings only: cannot fail
+	return b
+}
+
+// DecodeSubscriptionMeta reads a message's app_metadata; an unknown kind or a
+// missing position (but on heartbeats) is an error.
+func DecodeSubscriptionMeta(b []byte) (SubscriptionMeta, error) {
+	var j subscriptionMetaJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return SubscriptionMeta{}, fmt.Errorf(`decode subscription message metadata %q: want JSON like {"kind": "commit", "position": "0/16B3748"}: %w`, truncate(b, 200), err)
+	}
+	m := SubscriptionMeta{Kind: j.Kind, Mode: j.Mode}
+	switch j.Kind {
+	case KindHeartbeat:
+		return m, nil
+	case KindSnapshot, KindDelete, KindInsert, KindCommit, KindProgress:
+	default:
+		return SubscriptionMeta{}, fmt.Errorf("decode subscription message metadata: kind %q is not one of snapshot, delete, insert, commit, progress, heartbeat", j.Kind)
+	}
+	pos, err := position.Parse(j.Position)
+	if err != nil {
+		return SubscriptionMeta{}, fmt.Errorf("decode subscription %s message: %w", j.Kind, err)
+	}
+	m.Position = pos
+	return m, nil
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
