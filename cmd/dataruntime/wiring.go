@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -222,8 +223,9 @@ func (m *Main) addDatasets(ctx context.Context) error {
 
 func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, error) {
 	scheme, path := d.Connector()
-	if d.Accelerated() && d.Acceleration.RefreshMode.Streams() && scheme != "postgres" {
-		return nil, fmt.Errorf("refresh_mode: changes needs a postgres: source; %s: sources support full and append", scheme)
+	streams := d.Accelerated() && d.Acceleration.RefreshMode.Streams()
+	if streams && scheme != "postgres" && scheme != "flightsql" && scheme != "spice.ai" {
+		return nil, fmt.Errorf("refresh_mode: changes needs a postgres: source (logical replication) or a flightsql: or spice.ai: source (a subscription to the upstream runtime); %s: sources support full and append", scheme)
 	}
 	switch scheme {
 	case "postgres":
@@ -252,6 +254,10 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 			return nil, err
 		}
 		m.sources = append(m.sources, src)
+		if streams {
+			m.subscribe(d, src)
+			return nil, nil // served by the subscription's feed
+		}
 		return src, nil
 	case "spice.ai":
 		cfg, err := spiceai.ParseParams(d.Params)
@@ -263,20 +269,46 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 			return nil, err
 		}
 		m.sources = append(m.sources, src)
+		if streams {
+			m.subscribe(d, src)
+			return nil, nil // served by the subscription's feed
+		}
 		return src, nil
 	default:
 		return m.localSource(ctx, d, scheme, path)
 	}
 }
 
+// subscribe adds the feed that keeps a refresh_mode: changes dataset of a
+// flightsql: or spice.ai: source in step by subscription (falling back to
+// change notices and whole reads where the upstream has no subscriptions).
+func (m *Main) subscribe(d spicepod.Dataset, up flightsqlsrc.Upstream) {
+	f := flightsqlsrc.NewFeed(m.Engine, strings.ToLower(d.Name), up)
+	f.Logger = m.Logger
+	f.RefreshInterval = d.Acceleration.RefreshCheckInterval
+	m.Engine.AddFeed(f)
+}
+
+// postgresDatasets are the datasets of a postgres: source, the ones logical
+// replication may serve.
+func postgresDatasets(ds []spicepod.Dataset) []spicepod.Dataset {
+	var out []spicepod.Dataset
+	for _, d := range ds {
+		if scheme, _ := d.Connector(); scheme == "postgres" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // addFeeds starts one logical replication feed per source database of the
-// refresh_mode: changes datasets.
+// refresh_mode: changes datasets of postgres: sources.
 func (m *Main) addFeeds(ctx context.Context) error {
 	instance, err := resolveInstance(ctx, m.Config.InstanceID, m.Logger)
 	if err != nil {
 		return err
 	}
-	cfgs, err := cdc.Configs(m.Pod.Name, instance, m.Pod.Datasets)
+	cfgs, err := cdc.Configs(m.Pod.Name, instance, postgresDatasets(m.Pod.Datasets))
 	if err != nil {
 		return err
 	}
@@ -406,7 +438,7 @@ func dropSlots(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	cfgs, err := cdc.Configs(pod.Name, *instance, pod.Datasets)
+	cfgs, err := cdc.Configs(pod.Name, *instance, postgresDatasets(pod.Datasets))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

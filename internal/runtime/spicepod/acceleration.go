@@ -35,6 +35,7 @@ type accelContext struct {
 	name       string // dataset or view name, for refresh_sql
 	timeColumn string
 	view       bool
+	connector  string // the dataset's from: prefix ("postgres", "flightsql", "spice.ai")
 }
 
 // acceleration decodes the acceleration block of a dataset or view; nil when
@@ -80,6 +81,7 @@ func (o *object) acceleration(ctx accelContext, readyState *ReadyState) *Acceler
 	checkRefresh(c, a, ctx)
 	checkRetention(c, a, ctx)
 	checkConflicts(c, a)
+	checkSubscription(c, a, ctx)
 	return a
 }
 
@@ -160,6 +162,31 @@ func checkRetention(c *object, a *Acceleration, ctx accelContext) {
 		if !c.has(k) {
 			c.failf(k, "is required with retention_check_enabled: true; write a duration such as 1h")
 		}
+	}
+}
+
+// subscribes reports whether a dataset with this connector and refresh mode
+// subscribes to its upstream: refresh_mode: changes on flightsql: and spice.ai:.
+func subscribes(connector string, mode RefreshMode) bool {
+	return mode == RefreshChanges && (connector == "flightsql" || connector == "spice.ai")
+}
+
+// checkSubscription refuses settings that a subscription cannot honour: it
+// receives the upstream's whole table or view and applies its row changes, so it
+// cannot filter rows, nor drop local rows that later changes retract.
+func checkSubscription(c *object, a *Acceleration, ctx accelContext) {
+	if !subscribes(ctx.connector, a.RefreshMode) {
+		return
+	}
+	why := "refresh_mode: changes subscribes to the upstream's whole " + ctx.connector + " table or view"
+	if c.has("refresh_sql") {
+		c.failf("refresh_sql", "cannot narrow a subscription: %s; filter in a view upstream and subscribe to it, or use refresh_mode: full", why)
+	}
+	if a.RefreshDataWindow > 0 {
+		c.failf("refresh_data_window", "cannot narrow a subscription: %s; filter in a view upstream, or use refresh_mode: full", why)
+	}
+	if a.RetentionCheckEnabled {
+		c.failf("retention_check_enabled", "cannot apply to a subscription: %s and deleting rows locally would make its changes fail; filter upstream instead", why)
 	}
 }
 

@@ -61,7 +61,8 @@ func (d *decoder) datasets(n *yaml.Node, names *namespace) []Dataset {
 		if m := o.str("mode"); m != "" && m != "read" {
 			d.failErr(ErrUnsupported, o.line("mode"), comp, "mode", "%q is not supported by this runtime; datasets are read-only here, remove the key", m)
 		}
-		ds.Acceleration = o.acceleration(accelContext{name: ds.Name, timeColumn: ds.TimeColumn}, &ds.ReadyState)
+		scheme, _ := ds.Connector()
+		ds.Acceleration = o.acceleration(accelContext{name: ds.Name, timeColumn: ds.TimeColumn, connector: scheme}, &ds.ReadyState)
 		o.checkQualified(ds)
 		out = append(out, ds)
 	}

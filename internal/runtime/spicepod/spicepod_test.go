@@ -275,6 +275,8 @@ func TestLoad_Invalid(t *testing.T) {
 		{"bad-item-ttl.yaml", []string{`runtime.results_cache.item_ttl: "forever" is not a duration`}, nil},
 		{"bad-boolean.yaml", []string{`acceleration.enabled: "yes" is not a boolean; write true or false`}, nil},
 		{"retention-without-period.yaml", []string{"acceleration.retention_period: is required with retention_check_enabled: true"}, nil},
+		{"subscription-refresh-sql.yaml", []string{`dataset "rankings"`, "acceleration.refresh_sql: cannot narrow a subscription", "whole flightsql table or view"}, nil},
+		{"subscription-retention.yaml", []string{"acceleration.retention_check_enabled: cannot apply to a subscription", "spice.ai"}, nil},
 		{"retry-zero.yaml", []string{`acceleration.refresh_retry_max_attempts: "0" is not a whole number of at least 1`}, nil},
 		{"param-not-scalar.yaml", []string{"params.pg_port: must be a single value, got a list"}, nil},
 		{"yaml-syntax.yaml", []string{"yaml-syntax.yaml: line 6: invalid YAML: did not find expected"}, nil},

@@ -44,6 +44,9 @@ type Source struct {
 	// MaxBackoff caps the wait between reconnections of Watch. Default
 	// DefaultMaxBackoff.
 	MaxBackoff time.Duration
+	// HeartbeatTimeout is how long a subscription stream may stay silent before
+	// it is dropped as dead; DefaultHeartbeatTimeout when zero.
+	HeartbeatTimeout time.Duration
 
 	cfg   Config
 	table string
@@ -58,6 +61,7 @@ type Source struct {
 var (
 	_ engine.Source   = (*Source)(nil)
 	_ engine.Notifier = (*Source)(nil)
+	_ Upstream        = (*Source)(nil)
 )
 
 // NewSource returns a Source for table as the upstream names it ("rankings", or
@@ -178,6 +182,20 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 		return s.explain("read", err)
 	}
 	return err
+}
+
+// Subscribe opens a subscription to the table (see Stream). An upstream
+// without subscriptions answers Unimplemented, which the error keeps.
+func (s *Source) Subscribe(ctx context.Context) (*Stream, error) {
+	c, callCtx, err := s.call(ctx)
+	if err != nil {
+		return nil, s.explain("subscribe to", err)
+	}
+	st, err := Subscribe(callCtx, c.Client, s.table, s.Allocator, s.HeartbeatTimeout)
+	if err != nil {
+		return nil, s.explain("subscribe to", err)
+	}
+	return st, nil
 }
 
 // upstreamTable returns the upstream table, discovering it with GetTables only the first

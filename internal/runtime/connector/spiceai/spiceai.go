@@ -75,7 +75,10 @@ type Source struct {
 	client flight.Client
 }
 
-var _ engine.Source = (*Source)(nil)
+var (
+	_ engine.Source         = (*Source)(nil)
+	_ flightsqlsrc.Upstream = (*Source)(nil)
+)
 
 // NewSource returns a Source for table, used in SQL as written.
 func NewSource(cfg Config, table string) *Source {
@@ -184,6 +187,21 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 		return s.explain("read", err)
 	}
 	return err
+}
+
+// Subscribe opens a subscription to the table (see flightsqlsrc.Stream). An
+// upstream without subscriptions (Spice.ai Cloud) answers Unimplemented, which
+// the error keeps.
+func (s *Source) Subscribe(ctx context.Context) (*flightsqlsrc.Stream, error) {
+	c, ctx, err := s.call(ctx)
+	if err != nil {
+		return nil, s.explain("subscribe to", err)
+	}
+	st, err := flightsqlsrc.Subscribe(ctx, c, s.table, s.Allocator, 0)
+	if err != nil {
+		return nil, s.explain("subscribe to", err)
+	}
+	return st, nil
 }
 
 // Ping handshakes and reads the table's schema.

@@ -1,0 +1,305 @@
+package flightsqlsrc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/cqrs-spice/cqrs/internal/logging"
+	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+)
+
+// Defaults for Feed's tunables.
+const (
+	// DefaultFeedMaxBackoff caps the wait between subscription attempts.
+	DefaultFeedMaxBackoff = 2 * time.Second
+	// DefaultRefreshInterval is how often a feed whose upstream has no
+	// subscriptions reads the whole table, besides on every change notice.
+	DefaultRefreshInterval = 10 * time.Second
+	// DefaultResubscribeInterval is how often a feed that fell back to full reads
+	// tries to subscribe again (the upstream may have been upgraded).
+	DefaultResubscribeInterval = time.Minute
+	// DefaultMaxBatchChanges bounds the upstream changes applied in one store
+	// transaction when they arrive faster than they are applied.
+	DefaultMaxBatchChanges = 256
+)
+
+// feedMinBackoff is the first wait after a failure.
+const feedMinBackoff = 100 * time.Millisecond
+
+// Log attribute keys of the feed.
+const (
+	logDataset = "dataset"
+	logLSN     = "lsn"
+	logMode    = "mode"
+)
+
+// Engine is what a Feed writes through; *engine.Engine implements it.
+type Engine interface {
+	Apply(ctx context.Context, datasets []string, pos position.LSN, fn func(engine.StoreTx) error) error
+	Advance(ctx context.Context, datasets []string, pos position.LSN) error
+	SetFeedStatus(datasets []string, st engine.FeedStatus)
+}
+
+// Upstream is what a Feed reads: a subscription, and for upstreams without
+// subscriptions whole reads (Scan). When it also implements engine.Notifier,
+// those reads follow its change notices. *Source and the spice.ai connector's
+// Source implement it.
+type Upstream interface {
+	Subscribe(ctx context.Context) (*Stream, error)
+	Scan(ctx context.Context, req engine.ScanRequest, fn func(engine.Snapshot) error) error
+}
+
+// Feed keeps one dataset (refresh_mode: changes, from: flightsql: or spice.ai:)
+// in step with the upstream's table or view by subscription: the snapshot
+// replaces the local table, each change is applied as a multiset diff
+// (StoreTx.ApplyDiff), each with the upstream's position as watermark. A stream
+// that ends (the upstream restarted, this side fell too far behind, silence past
+// the heartbeat timeout) is subscribed again, for a new snapshot, after a
+// back-off. An upstream that answers Unimplemented has no subscriptions: the
+// feed then reads the whole table on every change notice and every
+// RefreshInterval, says so once in the log, and tries to subscribe again every
+// ResubscribeInterval. It implements engine.Feed; create it with NewFeed,
+// adjust the exported fields, and register it with Engine.AddFeed.
+type Feed struct {
+	// Logger receives subscriptions, fallbacks and failures; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// MaxBackoff caps the wait between attempts (DefaultFeedMaxBackoff when
+	// zero).
+	MaxBackoff time.Duration
+	// RefreshInterval spaces the whole reads of the fallback
+	// (DefaultRefreshInterval when zero).
+	RefreshInterval time.Duration
+	// ResubscribeInterval is how long the fallback runs before subscribing is
+	// tried again (DefaultResubscribeInterval when zero).
+	ResubscribeInterval time.Duration
+	// MaxBatchChanges bounds the changes applied in one transaction
+	// (DefaultMaxBatchChanges when zero).
+	MaxBatchChanges int
+
+	eng     Engine
+	up      Upstream
+	dataset string
+
+	fellBack bool // the fallback was logged; owned by Run's goroutine
+}
+
+var _ engine.Feed = (*Feed)(nil)
+
+// NewFeed returns a feed that keeps dataset in step with up through eng.
+func NewFeed(eng Engine, dataset string, up Upstream) *Feed {
+	return &Feed{eng: eng, up: up, dataset: dataset}
+}
+
+// Datasets returns the one dataset the feed serves.
+func (f *Feed) Datasets() []string { return []string{f.dataset} }
+
+func (f *Feed) setDefaults() {
+	if f.Logger == nil {
+		f.Logger = slog.Default()
+	}
+	if f.MaxBackoff <= 0 {
+		f.MaxBackoff = DefaultFeedMaxBackoff
+	}
+	if f.RefreshInterval <= 0 {
+		f.RefreshInterval = DefaultRefreshInterval
+	}
+	if f.ResubscribeInterval <= 0 {
+		f.ResubscribeInterval = DefaultResubscribeInterval
+	}
+	if f.MaxBatchChanges <= 0 {
+		f.MaxBatchChanges = DefaultMaxBatchChanges
+	}
+}
+
+// Run follows the upstream until ctx ends, keeping the last data through
+// failures and reporting them with SetFeedStatus.
+func (f *Feed) Run(ctx context.Context) error {
+	f.setDefaults()
+	backoff := feedMinBackoff
+	for ctx.Err() == nil {
+		began := time.Now()
+		err := f.subscribed(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		if status.Code(err) == codes.Unimplemented {
+			if !f.fellBack {
+				f.fellBack = true
+				f.Logger.Warn("the upstream serves no subscriptions; falling back to change notices and whole reads",
+					logDataset, f.dataset, logging.ErrorKey, err)
+			}
+			if err = f.fallback(ctx); err == nil {
+				backoff = feedMinBackoff
+				continue
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		f.report(false, err)
+		if time.Since(began) > f.MaxBackoff {
+			backoff = feedMinBackoff // it ran for a while: this is a new failure
+		}
+		level := slog.LevelWarn
+		if status.Code(err) == codes.ResourceExhausted {
+			level = slog.LevelInfo // fell behind: the new snapshot catches up
+		}
+		f.Logger.Log(ctx, level, "subscription ended; subscribing again", logDataset, f.dataset, "in", backoff, logging.ErrorKey, err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, f.MaxBackoff)
+	}
+	return nil
+}
+
+// report publishes the feed's health.
+func (f *Feed) report(fresh bool, err error) {
+	f.eng.SetFeedStatus(f.Datasets(), engine.FeedStatus{Fresh: fresh && err == nil, Err: err})
+}
+
+// subscribed runs one subscription: it applies the snapshot, then the changes,
+// until the stream or an apply fails.
+func (f *Feed) subscribed(ctx context.Context) error {
+	st, err := f.up.Subscribe(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if f.fellBack {
+		f.fellBack = false
+		f.Logger.Info("the upstream serves subscriptions again", logDataset, f.dataset)
+	}
+	err = f.eng.Apply(ctx, f.Datasets(), st.Position, func(tx engine.StoreTx) error {
+		rd := st.Snapshot()
+		defer rd.Release()
+		if _, err := tx.Replace(f.dataset, rd); err != nil {
+			return err
+		}
+		if err := rd.Err(); err != nil {
+			return fmt.Errorf("read the snapshot: %w", err)
+		}
+		if !st.Complete() {
+			return errors.New("read the snapshot: the stream ended before its commit marker")
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("apply the snapshot of %s: %w", f.dataset, err)
+	}
+	f.Logger.Info("subscribed", logDataset, f.dataset, logLSN, st.Position, logMode, st.Mode)
+	f.report(true, nil)
+	return f.follow(ctx, st)
+}
+
+// follow reads changes in one goroutine and applies them in this one, several
+// per transaction when they arrive faster than they are applied.
+func (f *Feed) follow(ctx context.Context, st *Stream) error {
+	changes := make(chan Change, f.MaxBatchChanges)
+	var readErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(changes)
+		for {
+			c, err := st.Next()
+			if err != nil {
+				readErr = err
+				return
+			}
+			select {
+			case changes <- c:
+			case <-ctx.Done():
+				c.Release()
+				readErr = ctx.Err()
+				return
+			}
+		}
+	}()
+	defer func() {
+		st.Close() // ends the reader
+		for c := range changes {
+			c.Release()
+		}
+		wg.Wait()
+	}()
+	for c := range changes {
+		batch := append(make([]Change, 0, 8), c)
+	drain:
+		for len(batch) < f.MaxBatchChanges {
+			select {
+			case c, ok := <-changes:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, c)
+			default:
+				break drain
+			}
+		}
+		err := f.apply(ctx, st.Schema(), batch)
+		for _, c := range batch {
+			c.Release()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	wg.Wait()
+	return readErr
+}
+
+// apply applies changes in one transaction, at the last one's position; only
+// progress advances the watermark without touching the data.
+func (f *Feed) apply(ctx context.Context, schema *arrow.Schema, batch []Change) error {
+	last := batch[len(batch)-1].Position
+	changed := false
+	for _, c := range batch {
+		changed = changed || !c.Progress
+	}
+	if !changed {
+		return f.eng.Advance(ctx, f.Datasets(), last)
+	}
+	return f.eng.Apply(ctx, f.Datasets(), last, func(tx engine.StoreTx) error {
+		for _, c := range batch {
+			if c.Progress {
+				continue
+			}
+			if err := applyChange(tx, f.dataset, schema, c); err != nil {
+				return fmt.Errorf("apply the change at %s: %w", c.Position, err)
+			}
+		}
+		return nil
+	})
+}
+
+func applyChange(tx engine.StoreTx, table string, schema *arrow.Schema, c Change) error {
+	var del, ins array.RecordReader
+	var err error
+	if len(c.Delete) > 0 {
+		if del, err = array.NewRecordReader(schema, c.Delete); err != nil {
+			return err
+		}
+		defer del.Release()
+	}
+	if len(c.Insert) > 0 {
+		if ins, err = array.NewRecordReader(schema, c.Insert); err != nil {
+			return err
+		}
+		defer ins.Release()
+	}
+	return tx.ApplyDiff(table, del, ins)
+}

@@ -1,0 +1,273 @@
+package flightsqlsrc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
+)
+
+// DefaultHeartbeatTimeout is how long a subscription stream may stay silent
+// before the client drops it as dead: three of the server's heartbeat intervals.
+const DefaultHeartbeatTimeout = 15 * time.Second
+
+// ErrHeartbeatTimeout ends a subscription stream from which nothing arrived for
+// the heartbeat timeout.
+var ErrHeartbeatTimeout = errors.New("no message from the upstream within the heartbeat timeout")
+
+// Stream is the client side of a subscription (see wire.SubscribeRequest). Read
+// the snapshot with Snapshot first, then the changes with Next; Close ends it.
+// A Stream is not safe for concurrent use, but Close may be called from any
+// goroutine.
+type Stream struct {
+	// Position and Mode are the snapshot's position and the upstream's way of
+	// maintaining the result ("incremental" or "recompute: <why>").
+	Position position.LSN
+	Mode     string
+
+	rd      *flight.Reader
+	cancel  context.CancelCauseFunc
+	ctx     context.Context
+	timer   *time.Timer
+	timeout time.Duration
+	first   arrow.RecordBatch // the snapshot's first batch, read by Subscribe
+	done    bool              // the snapshot's commit marker was read
+	closed  atomic.Bool
+}
+
+// Subscribe opens a subscription to table over c (ctx carries the credentials)
+// and reads up to the snapshot's first batch. A server without subscriptions
+// answers Unimplemented. Silence longer than timeout (DefaultHeartbeatTimeout
+// when zero) ends the stream with ErrHeartbeatTimeout.
+func Subscribe(ctx context.Context, c flight.Client, table string, mem memory.Allocator, timeout time.Duration) (*Stream, error) {
+	if timeout <= 0 {
+		timeout = DefaultHeartbeatTimeout
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	s := &Stream{ctx: ctx, cancel: cancel, timeout: timeout}
+	s.timer = time.AfterFunc(timeout, func() { cancel(ErrHeartbeatTimeout) })
+	if err := s.open(c, table, mem); err != nil {
+		s.Close()
+		return nil, s.cause(err)
+	}
+	return s, nil
+}
+
+func (s *Stream) open(c flight.Client, table string, mem memory.Allocator) error {
+	ex, err := c.DoExchange(s.ctx)
+	if err != nil {
+		return err
+	}
+	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: wire.SubscribeRequest{Subscribe: table}.Encode()}
+	if err := ex.Send(&flight.FlightData{FlightDescriptor: desc}); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if err := ex.CloseSend(); err != nil {
+		return err
+	}
+	rd, err := flight.NewRecordReader(ex, ipc.WithAllocator(mem))
+	if err != nil {
+		return err
+	}
+	s.rd = rd
+	meta, rec, err := s.read()
+	if err != nil {
+		return err
+	}
+	if meta.Kind != wire.KindSnapshot {
+		return fmt.Errorf("subscription to %s: the first message is %q, want %q", table, meta.Kind, wire.KindSnapshot)
+	}
+	rec.Retain()
+	s.first, s.Position, s.Mode = rec, meta.Position, meta.Mode
+	return nil
+}
+
+// Schema is the schema of every batch of the stream.
+func (s *Stream) Schema() *arrow.Schema { return s.rd.Schema() }
+
+// read returns the next message but heartbeats, with the batch valid until the
+// next read.
+func (s *Stream) read() (wire.SubscriptionMeta, arrow.RecordBatch, error) {
+	for {
+		// Only the wait for the upstream counts as silence, not this side's own
+		// work between reads.
+		s.timer.Reset(s.timeout)
+		ok := s.rd.Next()
+		s.timer.Stop()
+		if !ok {
+			err := s.rd.Err()
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return wire.SubscriptionMeta{}, nil, s.cause(err)
+		}
+		meta, err := wire.DecodeSubscriptionMeta(s.rd.LatestAppMetadata())
+		if err != nil {
+			return meta, nil, err
+		}
+		if meta.Kind != wire.KindHeartbeat {
+			return meta, s.rd.RecordBatch(), nil
+		}
+	}
+}
+
+// cause prefers the reason the stream's context was cancelled with (a heartbeat
+// timeout) over the error it caused.
+func (s *Stream) cause(err error) error {
+	if c := context.Cause(s.ctx); c != nil && errors.Is(c, ErrHeartbeatTimeout) {
+		return fmt.Errorf("%w (%s)", ErrHeartbeatTimeout, s.timeout)
+	}
+	return err
+}
+
+// Snapshot returns a reader over the snapshot's rows; it ends at the snapshot's
+// commit marker. Read it once, before Next; Complete tells whether it was read
+// to its end.
+func (s *Stream) Snapshot() array.RecordReader {
+	r := &snapshotReader{s: s}
+	r.refs.Store(1)
+	return r
+}
+
+// Complete reports whether the whole snapshot was read.
+func (s *Stream) Complete() bool { return s.done }
+
+// Change is one step of a subscription after its snapshot: the rows that left
+// and entered the result as of Position, or, with Progress, none: the rows hold
+// as of Position. Release it when done.
+type Change struct {
+	Position position.LSN
+	Progress bool
+	Delete   []arrow.RecordBatch
+	Insert   []arrow.RecordBatch
+}
+
+// Release drops the change's batches.
+func (c Change) Release() {
+	for _, b := range c.Delete {
+		b.Release()
+	}
+	for _, b := range c.Insert {
+		b.Release()
+	}
+}
+
+// Next reads the next change: every delete and insert batch up to its commit
+// marker, or a progress marker.
+func (s *Stream) Next() (Change, error) {
+	if !s.done {
+		return Change{}, errors.New("read the subscription's snapshot before its changes")
+	}
+	var c Change
+	for {
+		meta, rec, err := s.read()
+		if err != nil {
+			c.Release()
+			return Change{}, err
+		}
+		switch meta.Kind {
+		case wire.KindProgress:
+			if len(c.Delete)+len(c.Insert) > 0 {
+				c.Release()
+				return Change{}, fmt.Errorf("subscription: a progress marker at %s inside a change at %s", meta.Position, c.Position)
+			}
+			return Change{Position: meta.Position, Progress: true}, nil
+		case wire.KindCommit:
+			c.Position = meta.Position
+			return c, nil
+		case wire.KindDelete, wire.KindInsert:
+			c.Position = meta.Position
+			rec.Retain()
+			if meta.Kind == wire.KindDelete {
+				c.Delete = append(c.Delete, rec)
+			} else {
+				c.Insert = append(c.Insert, rec)
+			}
+		default:
+			c.Release()
+			return Change{}, fmt.Errorf("subscription: unexpected %q message after the snapshot", meta.Kind)
+		}
+	}
+}
+
+// Close ends the stream. It is safe to call more than once.
+func (s *Stream) Close() {
+	if s.closed.Swap(true) {
+		return
+	}
+	s.timer.Stop()
+	s.cancel(context.Canceled)
+	if s.first != nil {
+		s.first.Release()
+		s.first = nil
+	}
+	if s.rd != nil {
+		s.rd.Release()
+	}
+}
+
+// snapshotReader yields the snapshot's batches, up to its commit marker.
+type snapshotReader struct {
+	refs atomic.Int64
+	s    *Stream
+	cur  arrow.RecordBatch
+	err  error
+}
+
+func (r *snapshotReader) Schema() *arrow.Schema { return r.s.Schema() }
+
+func (r *snapshotReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.err != nil || r.s.done {
+		return false
+	}
+	if r.s.first != nil {
+		r.cur, r.s.first = r.s.first, nil
+		return true
+	}
+	meta, rec, err := r.s.read()
+	switch {
+	case err != nil:
+		r.err = err
+		return false
+	case meta.Kind == wire.KindCommit && meta.Position == r.s.Position:
+		r.s.done = true
+		return false
+	case meta.Kind != wire.KindSnapshot:
+		r.err = fmt.Errorf("subscription: a %q message at %s inside the snapshot at %s", meta.Kind, meta.Position, r.s.Position)
+		return false
+	}
+	rec.Retain()
+	r.cur = rec
+	return true
+}
+
+func (r *snapshotReader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch, for array.RecordReader.
+func (r *snapshotReader) Record() arrow.RecordBatch { return r.cur }
+
+func (r *snapshotReader) Err() error { return r.err }
+
+func (r *snapshotReader) Retain() { r.refs.Add(1) }
+
+func (r *snapshotReader) Release() {
+	if r.refs.Add(-1) == 0 && r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+}
