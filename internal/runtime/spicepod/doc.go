@@ -39,5 +39,7 @@
 //
 // The package only reads and validates; it opens no connections and decides
 // nothing about which connectors exist or whether a connector can serve
-// refresh_mode: changes. Those checks belong to the binary and the engine.
+// refresh_mode: changes. Those checks belong to the binary and the engine. It
+// does refuse settings that a subscription (refresh_mode: changes on flightsql:
+// or spice.ai:) cannot honour: refresh_sql, refresh_data_window and retention.
 package spicepod

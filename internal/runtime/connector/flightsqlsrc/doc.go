@@ -23,11 +23,24 @@
 // refresh_check_interval. An upstream that does not offer the action makes Watch
 // return at once, and the engine polls.
 //
+// With refresh_mode: changes, the dataset is served by a Feed instead of
+// refreshes (cmd/dataruntime registers it with Engine.AddFeed and gives the
+// engine a nil Source): the feed subscribes (Subscribe, Stream; DoExchange, see
+// package wire), replaces the local table with the snapshot, applies each change
+// with StoreTx.ApplyDiff and each progress marker with Engine.Advance, and
+// subscribes again, for a new snapshot, with back-off capped at
+// DefaultFeedMaxBackoff when the stream ends. Against an upstream that answers
+// Unimplemented it falls back to Watch plus whole reads, logging it once.
+//
+//	feed := flightsqlsrc.NewFeed(eng, "rankings", src)  // src: *Source or the spice.ai Source
+//	eng.AddDataset(ds, nil)
+//	eng.AddFeed(feed)
+//
 // With flightsql_username or flightsql_password, the connector runs a Basic
 // handshake and sends the returned bearer token on every call. Endpoints are
 // http://host:port (plaintext), https://host[:port] (TLS, system roots) or a bare
 // host:port (plaintext).
 //
-// The helpers Dial, Handshake, Fetch and PositionOf are shared with the spice.ai
-// connector.
+// The helpers Dial, Handshake, Fetch, PositionOf, Subscribe and Feed are shared
+// with the spice.ai connector.
 package flightsqlsrc

@@ -5,6 +5,7 @@ package flightsqlsrc_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -199,4 +200,44 @@ func TestSubscriptionFollowsTheView(t *testing.T) {
 		st, _ := b.StatusOf(context.Background(), "rankings")
 		return st.Fresh && st.LastError == ""
 	})
+}
+
+// TestSilentUpstreamIsDropped: a subscription from which nothing arrives for
+// the heartbeat timeout ends with ErrHeartbeatTimeout, and a feed subscribes
+// again (here the upstream sends no heartbeats within the timeout).
+func TestSilentUpstreamIsDropped(t *testing.T) {
+	a := newUpstream(t, func(s *flightsrv.Server) { s.HeartbeatInterval = time.Hour })
+	endpoint := "http://" + a.srv.Addr()
+	src := newSource(t, map[string]string{"flightsql_endpoint": endpoint}, "rankings")
+	src.HeartbeatTimeout = 100 * time.Millisecond
+
+	st, err := src.Subscribe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rd := st.Snapshot()
+	var n int64
+	for rd.Next() {
+		n += rd.RecordBatch().NumRows()
+	}
+	rd.Release()
+	if err := rd.Err(); err != nil || !st.Complete() || n != 3 {
+		t.Fatalf("snapshot: %d rows, complete=%v, err=%v; want 3 rows, complete", n, st.Complete(), err)
+	}
+	if _, err := st.Next(); !errors.Is(err, flightsqlsrc.ErrHeartbeatTimeout) {
+		t.Fatalf("Next on a silent stream: err=%v, want ErrHeartbeatTimeout", err)
+	}
+
+	_, logs := newSubscriber(t, endpoint, src, nil)
+	deadline := time.Now().Add(runtimetest.Timeout)
+	for logs.count("msg=subscribed") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the feed did not subscribe again after silence; log:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "no message from the upstream within the heartbeat timeout") {
+		t.Errorf("the log does not say why the subscription ended:\n%s", logs)
+	}
 }

@@ -26,6 +26,18 @@
 // token. The action spice.watch (wire.ActionWatch) streams a notice after every
 // change of a table, which the flightsql connector of a chained runtime listens to.
 //
+// Subscriptions: DoExchange whose first message carries a CMD descriptor
+// {"subscribe": "<dataset or view>"} (wire.SubscribeRequest) streams the rows of
+// the table or view: the schema, snapshot batches, a commit marker, then per
+// change its delete batches, insert batches and a commit marker, progress markers,
+// and a heartbeat after HeartbeatInterval of silence; every batch carries a
+// wire.SubscriptionMeta as app_metadata and markers are batches of zero rows (see
+// package wire for the exact order). The engine must implement Subscriber;
+// otherwise, and when the store cannot maintain results, the answer is
+// Unimplemented, on which subscribers fall back to spice.watch. A subscriber that
+// falls behind the engine's queue gets ResourceExhausted; a closing server ends
+// streams with Unavailable. Both runtimes log the subscription's mode.
+//
 // Every data answer carries gRPC header metadata spice-position (the LSN the
 // answer reflects) and results-cache-status (HIT, MISS or BYPASS). A request may
 // send spice-min-position to wait (bounded by the engine) for fresher data, and
