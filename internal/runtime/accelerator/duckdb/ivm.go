@@ -14,6 +14,9 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
@@ -257,29 +260,49 @@ func (m *maintained) Update(stx engine.StoreTx) (engine.Diff, error) {
 			return engine.Diff{}, fmt.Errorf("update maintained aggregate: %w", err)
 		}
 	}
-	next := fmt.Sprintf("_ivm_next_%d", viewSeq.Add(1))
-	if err := t.exec(`CREATE TEMP TABLE ` + next + ` AS ` + m.outer); err != nil {
-		return engine.Diff{}, fmt.Errorf("update maintained query: evaluate: %w", err)
-	}
-	defer t.exec(`DROP TABLE IF EXISTS temp.` + next)
-	del, err := m.read(t.ctx, t.conn, `SELECT * FROM `+m.result+` EXCEPT ALL SELECT * FROM `+next)
+	// One query gives the rows that left (weight -1) and entered (+1), in
+	// that order; the result table is replaced only when some did.
+	rows, err := m.read(t.ctx, t.conn, `WITH next AS (`+m.outer+`), prev AS (SELECT * FROM `+m.result+`)
+		SELECT * FROM (SELECT -1 AS _ivm_w, * FROM (SELECT * FROM prev EXCEPT ALL SELECT * FROM next)
+		UNION ALL SELECT 1, * FROM (SELECT * FROM next EXCEPT ALL SELECT * FROM prev)) ORDER BY _ivm_w`)
 	if err != nil {
-		return engine.Diff{}, fmt.Errorf("update maintained query: rows that left: %w", err)
+		return engine.Diff{}, fmt.Errorf("update maintained query: compare results: %w", err)
 	}
-	ins, err := m.read(t.ctx, t.conn, `SELECT * FROM `+next+` EXCEPT ALL SELECT * FROM `+m.result)
-	if err != nil {
-		del.Release()
-		return engine.Diff{}, fmt.Errorf("update maintained query: rows that entered: %w", err)
-	}
-	diff := engine.Diff{Schema: ins.Schema, Delete: del.Records, Insert: ins.Records}
+	diff := splitDiff(rows)
 	if diff.Empty() {
 		return diff, nil
 	}
-	if err := t.exec(`DELETE FROM ` + m.result + `; INSERT INTO ` + m.result + ` SELECT * FROM ` + next); err != nil {
+	if err := t.exec(`CREATE OR REPLACE TABLE ` + m.result + ` AS ` + m.outer); err != nil {
 		diff.Release()
 		return engine.Diff{}, fmt.Errorf("update maintained query: store result: %w", err)
 	}
 	return diff, nil
+}
+
+// splitDiff turns rows whose first column is a weight, -1 rows first, into a
+// Diff without that column. It takes over rows's records.
+func splitDiff(rows *engine.Result) engine.Diff {
+	fields := rows.Schema.Fields()[1:]
+	md := rows.Schema.Metadata()
+	d := engine.Diff{Schema: arrow.NewSchema(fields, &md)}
+	for _, rec := range rows.Records {
+		w := rec.Column(0)
+		n := int(rec.NumRows())
+		split := 0
+		for split < n && w.ValueStr(split) == "-1" {
+			split++
+		}
+		body := array.NewRecordBatch(d.Schema, rec.Columns()[1:], rec.NumRows())
+		if split > 0 {
+			d.Delete = append(d.Delete, body.NewSlice(0, int64(split)))
+		}
+		if split < n {
+			d.Insert = append(d.Insert, body.NewSlice(int64(split), int64(n)))
+		}
+		body.Release()
+		rec.Release()
+	}
+	return d
 }
 
 // affected reports whether tx wrote any of the query's inputs.
@@ -317,6 +340,11 @@ func (m *maintained) updateBlock(t *Tx, b *aggBlock) error {
 		return nil
 	case full || len(changed) > 1 || t.changes.copied[changed[0].name] == "":
 		return t.exec(`DELETE FROM ` + b.state + `; INSERT INTO ` + b.state + ` ` + b.initial)
+	}
+	if !b.minmax {
+		// Sums and counts add up: the new state is the old one and the
+		// changes' state, grouped again (a query over the groups, not the rows).
+		return t.exec(b.merge(changed[0].name))
 	}
 	d := fmt.Sprintf("_ivm_delta_%d", viewSeq.Add(1))
 	if err := t.exec(`CREATE TEMP TABLE ` + d + ` AS ` + b.delta[changed[0].name]); err != nil {
@@ -363,6 +391,27 @@ func (m *maintained) updateBlock(t *Tx, b *aggBlock) error {
 		stmts = append(stmts, `DELETE FROM `+b.state+` WHERE _n = 0`)
 	}
 	return t.exec(strings.Join(stmts, "; "))
+}
+
+// merge is the statement that adds the state of a table's changes to the
+// block's state, for blocks without MIN or MAX.
+func (b *aggBlock) merge(table string) string {
+	cols := strings.Join(b.cols, ", ")
+	var sel, groups []string
+	for _, c := range b.cols {
+		if strings.HasPrefix(c, "_g") {
+			sel = append(sel, c)
+			groups = append(groups, c)
+		} else {
+			sel = append(sel, "sum("+c+") AS "+c)
+		}
+	}
+	q := `CREATE OR REPLACE TABLE ` + b.state + ` AS SELECT ` + strings.Join(sel, ", ") + ` FROM (SELECT ` + cols + ` FROM ` + b.state +
+		` UNION ALL SELECT ` + cols + ` FROM (` + b.delta[table] + `))`
+	if len(groups) > 0 {
+		q += ` GROUP BY ` + strings.Join(groups, ", ") + ` HAVING sum(_n) <> 0`
+	}
+	return q
 }
 
 // Rows returns the maintained result.

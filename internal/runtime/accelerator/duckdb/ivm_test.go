@@ -11,7 +11,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -30,7 +32,7 @@ var (
 		arrow.Field{Name: "product_id", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		arrow.Field{Name: "count", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		arrow.Field{Name: "price", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}, Nullable: true})
-	ivmKey = fields(arrow.Field{Name: "id", Type: arrow.PrimitiveTypes.Int64})
+	ivmKey  = fields(arrow.Field{Name: "id", Type: arrow.PrimitiveTypes.Int64})
 	ivmPKey = fields(arrow.Field{Name: "id", Type: arrow.PrimitiveTypes.Int32})
 )
 
@@ -60,7 +62,7 @@ var ivmQueries = []struct {
 func TestMaintainedQueriesMatchFromScratch(t *testing.T) {
 	for _, q := range ivmQueries {
 		t.Run(q.name, func(t *testing.T) {
-			for seed := uint64(1); seed <= 3; seed++ {
+			for seed := uint64(1); seed <= 2; seed++ {
 				runIVM(t, q.sql, q.mode, seed)
 			}
 		})
@@ -163,7 +165,7 @@ func runIVM(t *testing.T, query, mode string, seed uint64) {
 	if !sameRows(prev, want) {
 		t.Fatalf("seed %d: first result\n%v\nwant\n%v", seed, prev, want)
 	}
-	for step := 0; step < 40; step++ {
+	for step := 0; step < 30; step++ {
 		var did []string
 		var diff engine.Diff
 		write(t, db, func(tx *duckdb.Tx) error {
@@ -311,4 +313,66 @@ func applyDiff(t *testing.T, rows []string, d engine.Diff) []string {
 	out = append(out, rowStrings(d.Insert)...)
 	sort.Strings(out)
 	return out
+}
+
+// BenchmarkMaintainedRanking is one order inserted and the recipe's ranking
+// brought up to date, in one transaction, over tables of different sizes.
+func BenchmarkMaintainedRanking(b *testing.B) {
+	for _, size := range []int{10_000, 1_000_000} {
+		for _, maintained := range []bool{false, true} {
+			b.Run(fmt.Sprintf("orders=%d/maintained=%v", size, maintained), func(b *testing.B) {
+				ctx := context.Background()
+				mem := memory.NewGoAllocator()
+				db := MustOpen(b, "")
+				write(b, db, func(tx *duckdb.Tx) error {
+					if _, err := tx.Replace("products", rowsOf(b, mem, ivmProducts, `[{"id":1,"name":"a"},{"id":2,"name":"b"},{"id":3,"name":"c"}]`)); err != nil {
+						return err
+					}
+					if _, err := tx.Replace("orders", rowsOf(b, mem, ivmOrders, `[{"id":0,"product_id":1,"count":1,"price":"1.00"}]`)); err != nil {
+						return err
+					}
+					return nil
+				})
+				if _, err := db.Query(ctx, engine.StoreQuery{SQL: "SELECT 1"}); err != nil {
+					b.Fatal(err)
+				}
+				write(b, db, func(tx *duckdb.Tx) error {
+					_, err := tx.Materialize("orders", fmt.Sprintf(`SELECT i::BIGINT AS id, (i %% 3 + 1)::INTEGER AS product_id, 1::INTEGER AS count, 1.00::DECIMAL(10,2) AS price FROM range(%d) t(i)`, size))
+					return err
+				})
+				var m engine.Maintained
+				if maintained {
+					write(b, db, func(tx *duckdb.Tx) error {
+						var res *engine.Result
+						var err error
+						m, res, err = db.Maintain(tx, runtimetest.RankingsSQL)
+						if err == nil {
+							res.Release()
+						}
+						return err
+					})
+					defer m.Close(ctx)
+				}
+				var before, after syscall.Rusage
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					id := size + i
+					write(b, db, func(tx *duckdb.Tx) error {
+						err := tx.ApplyChanges("orders", engine.Changes{Insert: rowsOf(b, mem, ivmOrders, fmt.Sprintf(`[{"id":%d,"product_id":2,"count":3,"price":"1.00"}]`, id))})
+						if err != nil || m == nil {
+							return err
+						}
+						d, err := m.Update(tx)
+						d.Release()
+						return err
+					})
+				}
+				b.StopTimer()
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+				cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+				b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+			})
+		}
+	}
 }
