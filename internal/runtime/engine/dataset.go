@@ -177,7 +177,7 @@ func (e *Engine) refreshOnce(ctx context.Context, d *dataset) error {
 	var pos position.LSN
 	err = d.src.Scan(ctx, req, func(s Snapshot) error {
 		pos = s.Position
-		return e.store.Update(ctx, func(tx StoreTx) error {
+		return e.update(ctx, func(tx StoreTx) error {
 			var err error
 			if acc.RefreshMode == spicepod.RefreshAppend {
 				_, err = tx.Append(d.name, s.Reader, AppendOptions{Key: acc.PrimaryKey, Upsert: upserts(acc),
@@ -325,7 +325,7 @@ func subtractOverlap(max any, overlap time.Duration, format spicepod.TimeFormat)
 // named dataset in it, commits, and publishes the new state. Change feeds call it
 // once per source transaction (or per batch of whole transactions).
 func (e *Engine) Apply(ctx context.Context, datasets []string, pos position.LSN, fn func(StoreTx) error) error {
-	err := e.store.Update(ctx, func(tx StoreTx) error {
+	err := e.update(ctx, func(tx StoreTx) error {
 		if fn != nil {
 			if err := fn(tx); err != nil {
 				return err

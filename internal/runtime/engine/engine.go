@@ -62,6 +62,9 @@ type Engine struct {
 	Admission Admission
 	// Cache is the results cache; nil disables it.
 	Cache *Cache
+	// SubscriptionQueue is how many events a subscriber may fall behind;
+	// DefaultSubscriptionQueue when zero.
+	SubscriptionQueue int
 	// Metrics, when set, receives dataset, refresh and query metrics.
 	Metrics *Metrics
 	// Logger receives refresh failures, feed and view errors and restores;
@@ -82,6 +85,7 @@ type Engine struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	onChange []func()
+	subs     subscriptions
 }
 
 // Feed is a long-running source of changes for some datasets (Postgres logical
@@ -235,6 +239,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	if e.cancel != nil {
 		e.cancel()
 	}
+	e.closeSubscriptions()
 	done := make(chan struct{})
 	go func() { e.wg.Wait(); close(done) }()
 	select {

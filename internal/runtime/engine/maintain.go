@@ -23,7 +23,10 @@ type Maintained interface {
 	// the transaction's changes and before its commit; it returns an empty Diff at
 	// little cost when tx changed none of Inputs.
 	Update(tx StoreTx) (Diff, error)
-	// Mode is "incremental", or "recompute: <why not incremental>".
+	// Rows returns the result as of the last committed Update. The caller keeps
+	// writes out meanwhile, so that it knows which position the rows reflect.
+	Rows(ctx context.Context) (*Result, error)
+	// Mode is "incremental: ...", or "recompute: <why not incremental>".
 	Mode() string
 	// Inputs are the tables the query reads.
 	Inputs() []string

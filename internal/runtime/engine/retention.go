@@ -35,7 +35,7 @@ func (e *Engine) applyRetention(ctx context.Context, d *dataset) error {
 		return nil
 	}
 	cutoff := timeBound(d.spec.TimeFormat, time.Now().Add(-d.spec.Acceleration.RetentionPeriod))
-	err := e.store.Update(ctx, func(tx StoreTx) error {
+	err := e.update(ctx, func(tx StoreTx) error {
 		_, err := tx.DeleteOlderThan(d.name, d.spec.TimeColumn, cutoff)
 		return err
 	})

@@ -158,7 +158,7 @@ func (e *Engine) recompute(ctx context.Context, v *view) error {
 	wm := e.minWatermarkLocked(v.deps)
 	e.mu.Unlock()
 	start := time.Now()
-	err := e.store.Update(ctx, func(tx StoreTx) error {
+	err := e.update(ctx, func(tx StoreTx) error {
 		if _, err := tx.Materialize(v.name, v.spec.SQL); err != nil {
 			return err
 		}

@@ -33,6 +33,7 @@ func (t *Tx) ApplyChanges(table string, c engine.Changes) error {
 	}
 	target := TableIdent(table)
 	if c.Truncate {
+		t.markReset(table)
 		if err := t.exec("DELETE FROM " + target); err != nil {
 			return fmt.Errorf("truncate %s: %w", table, err)
 		}
@@ -48,7 +49,12 @@ func (t *Tx) ApplyChanges(table string, c engine.Changes) error {
 		}
 	}
 	for _, s := range staged {
-		if err := t.exec("INSERT INTO " + target + " BY NAME SELECT * EXCLUDE (" + strings.Join(s.fromCols, ", ") + ") FROM " + s.name); err != nil {
+		rows := "SELECT * EXCLUDE (" + strings.Join(s.fromCols, ", ") + ") FROM " + s.name
+		copyRows, err := t.copyInserted(table, rows)
+		if err != nil {
+			return err
+		}
+		if err := t.exec("INSERT INTO " + target + " BY NAME " + rows + copyRows); err != nil {
 			return fmt.Errorf("insert completed rows into %s: %w", table, err)
 		}
 	}

@@ -95,6 +95,7 @@ type DB struct {
 	wdb       *sql.DB // writes, on the same database
 	inspected *lru.Cache[*inspection]
 	outNames  *lru.Cache[map[int]string] // query text -> DataFusion names (names.go)
+	cap       captures                   // tables whose changes maintained queries read (ivm.go)
 }
 
 // New returns a DB stored at path ("" for memory). Call Open before use.
@@ -152,6 +153,10 @@ func (d *DB) Open(ctx context.Context) error {
 	if err != nil {
 		d.db.Close()
 		return fmt.Errorf("create bookkeeping schema in %q: %w", d.displayPath(), err)
+	}
+	if err := d.dropMaintained(ctx); err != nil {
+		d.db.Close()
+		return fmt.Errorf("open %q: %w", d.displayPath(), err)
 	}
 	return nil
 }

@@ -38,6 +38,7 @@ func (t *Tx) CreateIndex(table string, columns []string, unique bool) error {
 // DeleteOlderThan removes the rows whose column is below bound (rendered by
 // engine.Literal) and returns how many it removed.
 func (t *Tx) DeleteOlderThan(table, column string, bound any) (int64, error) {
+	t.markReset(table)
 	lit, err := engine.Literal(bound)
 	if err != nil {
 		return 0, fmt.Errorf("delete old rows of %s: %w", table, err)

@@ -21,9 +21,11 @@ import (
 // Rollback may be called any number of times; nothing is visible to readers until
 // Commit. A Tx is not safe for concurrent use.
 type Tx struct {
-	ctx  context.Context
-	conn *sql.Conn
-	done bool
+	ctx     context.Context
+	conn    *sql.Conn
+	done    bool
+	db      *DB
+	changes txChanges // for maintained queries (ivm.go)
 }
 
 var viewSeq atomic.Uint64
@@ -38,7 +40,7 @@ func (d *DB) Begin(ctx context.Context) (*Tx, error) {
 		conn.Close()
 		return nil, fmt.Errorf("begin: %w", err)
 	}
-	return &Tx{ctx: ctx, conn: conn}, nil
+	return &Tx{ctx: ctx, conn: conn, db: d}, nil
 }
 
 // Commit makes every change of the transaction visible at once.
@@ -48,6 +50,10 @@ func (t *Tx) Commit() error {
 	}
 	t.done = true
 	defer t.conn.Close()
+	if err := t.dropChanges(); err != nil {
+		_, _ = t.conn.ExecContext(context.Background(), "ROLLBACK")
+		return fmt.Errorf("commit: %w", err)
+	}
 	if _, err := t.conn.ExecContext(t.ctx, "COMMIT"); err != nil {
 		_, _ = t.conn.ExecContext(context.Background(), "ROLLBACK")
 		return fmt.Errorf("commit: %w", err)
@@ -127,6 +133,7 @@ func (t *Tx) withArrow(rd array.RecordReader, query string, copyFirst bool) (int
 // Replace replaces the whole table with the rows of rd (creating it, or changing
 // its columns to rd's schema).
 func (t *Tx) Replace(table string, rd array.RecordReader) (int64, error) {
+	t.markReset(table)
 	if err := t.ensureSchema(table); err != nil {
 		return 0, err
 	}
@@ -140,6 +147,7 @@ func (t *Tx) Replace(table string, rd array.RecordReader) (int64, error) {
 
 // Materialize replaces the whole table with the result of query (accelerated views).
 func (t *Tx) Materialize(table, query string) (int64, error) {
+	t.markReset(table)
 	if err := t.ensureSchema(table); err != nil {
 		return 0, err
 	}
@@ -168,6 +176,7 @@ func (t *Tx) Append(table string, rd array.RecordReader, opt engine.AppendOption
 	if !exists {
 		return t.Replace(table, rd)
 	}
+	t.markReset(table)
 	var query string
 	tbl := TableIdent(table)
 	switch {
@@ -198,7 +207,11 @@ func (t *Tx) Delete(table string, keys array.RecordReader) (int64, error) {
 	for _, f := range keys.Schema().Fields() {
 		cols = append(cols, f.Name)
 	}
-	n, err := t.withArrow(keys, `DELETE FROM `+TableIdent(table)+` t USING {in} k WHERE `+keyMatch("t", "k", cols), true)
+	copyRows, err := t.copyDeleted(table, "{in} k", keyMatch("t", "k", cols))
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.withArrow(keys, copyRows+`DELETE FROM `+TableIdent(table)+` t USING {in} k WHERE `+keyMatch("t", "k", cols), true)
 	if err != nil {
 		return 0, fmt.Errorf("delete from %s: %w", table, err)
 	}
@@ -207,7 +220,11 @@ func (t *Tx) Delete(table string, keys array.RecordReader) (int64, error) {
 
 // Insert inserts every row of rows.
 func (t *Tx) Insert(table string, rows array.RecordReader) (int64, error) {
-	n, err := t.withArrow(rows, `INSERT INTO `+TableIdent(table)+` BY NAME SELECT * FROM {in}`, true)
+	copyRows, err := t.copyInserted(table, "SELECT * FROM {in}")
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.withArrow(rows, `INSERT INTO `+TableIdent(table)+` BY NAME SELECT * FROM {in}`+copyRows, true)
 	if err != nil {
 		return 0, fmt.Errorf("insert into %s: %w", table, err)
 	}

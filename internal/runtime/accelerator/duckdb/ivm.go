@@ -1,0 +1,516 @@
+//go:build duckdb_arrow
+
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+)
+
+// Change capture. While a maintained query reads a table, every transaction
+// that deletes or inserts rows of it also copies them, weighted -1 and +1,
+// into a temporary table of the transaction (its changes), which Update
+// reads before the commit. Operations that replace a table wholesale (a full
+// refresh, an append refresh, retention, a materialized view) are not copied:
+// they mark the table reset, and what reads it is computed again.
+
+// captures is the DB's registry of the tables whose changes are copied.
+type captures struct {
+	mu     sync.Mutex
+	tables map[string]*capture
+	seq    int
+}
+
+type capture struct {
+	name string // the temporary table's name
+	refs int
+}
+
+// captureName names the table that holds a transaction's changes of table;
+// the name stays the same for the life of the DB.
+func (d *DB) captureName(table string) string {
+	d.cap.mu.Lock()
+	defer d.cap.mu.Unlock()
+	return d.captureLocked(table).name
+}
+
+func (d *DB) captureLocked(table string) *capture {
+	if d.cap.tables == nil {
+		d.cap.tables = map[string]*capture{}
+	}
+	c := d.cap.tables[table]
+	if c == nil {
+		d.cap.seq++
+		c = &capture{name: fmt.Sprintf("_ivm_changes_%d", d.cap.seq)}
+		d.cap.tables[table] = c
+	}
+	return c
+}
+
+// capturing returns the name of table's changes table while some maintained
+// query reads its changes, else "".
+func (d *DB) capturing(table string) string {
+	d.cap.mu.Lock()
+	defer d.cap.mu.Unlock()
+	if c := d.cap.tables[table]; c != nil && c.refs > 0 {
+		return c.name
+	}
+	return ""
+}
+
+func (d *DB) addCapture(table string) {
+	d.cap.mu.Lock()
+	defer d.cap.mu.Unlock()
+	d.captureLocked(table).refs++
+}
+
+func (d *DB) dropCapture(table string) {
+	d.cap.mu.Lock()
+	defer d.cap.mu.Unlock()
+	if c := d.cap.tables[table]; c != nil && c.refs > 0 {
+		c.refs--
+	}
+}
+
+// txChanges is what a transaction changed, for Update.
+type txChanges struct {
+	touched map[string]bool   // tables written
+	reset   map[string]bool   // tables replaced wholesale
+	copied  map[string]string // table -> its changes table, created in this tx
+}
+
+func (t *Tx) touch(table string) {
+	if t.changes.touched == nil {
+		t.changes.touched = map[string]bool{}
+	}
+	t.changes.touched[strings.ToLower(table)] = true
+}
+
+func (t *Tx) markReset(table string) {
+	t.touch(table)
+	if t.changes.reset == nil {
+		t.changes.reset = map[string]bool{}
+	}
+	t.changes.reset[strings.ToLower(table)] = true
+}
+
+// changesTable returns the name of the table's changes table, creating it in
+// this transaction; "" when the table's changes are not copied.
+func (t *Tx) changesTable(table string) (string, error) {
+	key := strings.ToLower(table)
+	t.touch(key)
+	if t.db == nil {
+		return "", nil
+	}
+	name := t.db.capturing(key)
+	if name == "" {
+		return "", nil
+	}
+	if t.changes.copied[key] != "" {
+		return name, nil
+	}
+	if err := t.exec(`CREATE TEMP TABLE ` + name + ` AS SELECT *, 0::INTEGER AS _ivm_w FROM ` + TableIdent(table) + ` LIMIT 0`); err != nil {
+		return "", fmt.Errorf("record changes of %s: %w", table, err)
+	}
+	if t.changes.copied == nil {
+		t.changes.copied = map[string]string{}
+	}
+	t.changes.copied[key] = name
+	return name, nil
+}
+
+// copyDeleted returns the statement that copies the rows that a DELETE with
+// the given USING clause and condition is about to remove, weighted -1; ""
+// when the table's changes are not copied.
+func (t *Tx) copyDeleted(table, using, cond string) (string, error) {
+	name, err := t.changesTable(table)
+	if name == "" || err != nil {
+		return "", err
+	}
+	return `INSERT INTO ` + name + ` SELECT t.*, -1 FROM ` + TableIdent(table) + ` t WHERE EXISTS (SELECT 1 FROM ` + using + ` WHERE ` + cond + `); `, nil
+}
+
+// copyInserted returns the statement that copies rows about to be inserted
+// (a SELECT over them), weighted +1; "" when the table's changes are not
+// copied.
+func (t *Tx) copyInserted(table, rows string) (string, error) {
+	name, err := t.changesTable(table)
+	if name == "" || err != nil {
+		return "", err
+	}
+	return `; INSERT INTO ` + name + ` BY NAME SELECT *, 1 AS _ivm_w FROM (` + rows + `)`, nil
+}
+
+// dropChanges drops the transaction's changes tables before it commits.
+func (t *Tx) dropChanges() error {
+	for _, name := range t.changes.copied {
+		if err := t.exec(`DROP TABLE IF EXISTS temp.` + name); err != nil {
+			return fmt.Errorf("drop recorded changes: %w", err)
+		}
+	}
+	t.changes = txChanges{}
+	return nil
+}
+
+var _ engine.Maintainer = (*DB)(nil)
+
+// maintained is one query whose result the DB keeps in a table of its own.
+type maintained struct {
+	db      *DB
+	query   string
+	mode    string
+	inputs  []string
+	always  bool // reads views: every transaction may change it
+	blocks  []*aggBlock
+	outer   string // evaluated for the result after the blocks are updated
+	result  string // quoted name of the result table
+	huge    map[int]bool
+	names   map[int]string
+	closed  bool
+	closeMu sync.Mutex
+}
+
+// Maintain starts maintaining query: it plans its aggregate blocks, computes
+// their state and the result, and returns the result.
+func (d *DB) Maintain(stx engine.StoreTx, query string) (engine.Maintained, *engine.Result, error) {
+	t, ok := stx.(*Tx)
+	if !ok {
+		return nil, nil, fmt.Errorf("maintain query: transaction of another store (%T)", stx)
+	}
+	if err := t.exec(`CREATE SCHEMA IF NOT EXISTS _spice`); err != nil {
+		return nil, nil, fmt.Errorf("maintain query: %w", err)
+	}
+	p := &planner{t: t, qid: viewSeq.Add(1)}
+	outer, err := p.plan(query)
+	if err != nil {
+		return nil, nil, fmt.Errorf("maintain query: %w", err)
+	}
+	m := &maintained{db: d, query: query, outer: outer, blocks: p.blocks, always: p.views,
+		result: "_spice." + Ident(fmt.Sprintf("_ivm_r%d", p.qid))}
+	for name := range p.inputs {
+		m.inputs = append(m.inputs, name)
+	}
+	sort.Strings(m.inputs)
+	if p.reason != "" {
+		m.mode = "recompute: " + p.reason
+	} else {
+		m.mode = fmt.Sprintf("incremental: %d aggregate(s) maintained from changed rows; the rest of the query evaluated over them on each change", len(m.blocks))
+	}
+	for _, b := range m.blocks {
+		for _, bt := range b.tables {
+			d.addCapture(bt.name)
+		}
+		if err := t.exec(`CREATE TABLE ` + b.state + ` AS ` + b.initial); err != nil {
+			m.release()
+			return nil, nil, fmt.Errorf("maintain query: compute aggregate state: %w", err)
+		}
+	}
+	if err := t.exec(`CREATE TABLE ` + m.result + ` AS ` + m.outer); err != nil {
+		m.release()
+		return nil, nil, fmt.Errorf("maintain query: compute result: %w", err)
+	}
+	err = t.conn.Raw(func(dc any) error {
+		ins, err := inspect(dc.(driver.Conn), `SELECT * FROM `+m.result)
+		if err != nil {
+			return err
+		}
+		m.huge = ins.huge
+		m.names, err = outputNames(t.ctx, dc.(driver.Conn), query)
+		return err
+	})
+	if err != nil {
+		m.release()
+		return nil, nil, fmt.Errorf("maintain query: %w", err)
+	}
+	res, err := m.read(t.ctx, t.conn, `SELECT * FROM `+m.result)
+	if err != nil {
+		m.release()
+		return nil, nil, fmt.Errorf("maintain query: read result: %w", err)
+	}
+	return m, res, nil
+}
+
+func (m *maintained) Mode() string     { return m.mode }
+func (m *maintained) Inputs() []string { return slices.Clone(m.inputs) }
+
+// Update brings the state and the result up to date with what tx changed.
+func (m *maintained) Update(stx engine.StoreTx) (engine.Diff, error) {
+	t, ok := stx.(*Tx)
+	if !ok {
+		return engine.Diff{}, fmt.Errorf("update maintained query: transaction of another store (%T)", stx)
+	}
+	if !m.affected(t) {
+		return engine.Diff{}, nil
+	}
+	for _, b := range m.blocks {
+		if err := m.updateBlock(t, b); err != nil {
+			return engine.Diff{}, fmt.Errorf("update maintained aggregate: %w", err)
+		}
+	}
+	// One query gives the rows that left (weight -1) and entered (+1), in
+	// that order; the result table is replaced only when some did.
+	rows, err := m.read(t.ctx, t.conn, `WITH next AS (`+m.outer+`), prev AS (SELECT * FROM `+m.result+`)
+		SELECT * FROM (SELECT -1 AS _ivm_w, * FROM (SELECT * FROM prev EXCEPT ALL SELECT * FROM next)
+		UNION ALL SELECT 1, * FROM (SELECT * FROM next EXCEPT ALL SELECT * FROM prev)) ORDER BY _ivm_w`)
+	if err != nil {
+		return engine.Diff{}, fmt.Errorf("update maintained query: compare results: %w", err)
+	}
+	diff := splitDiff(rows)
+	if diff.Empty() {
+		return diff, nil
+	}
+	if err := t.exec(`CREATE OR REPLACE TABLE ` + m.result + ` AS ` + m.outer); err != nil {
+		diff.Release()
+		return engine.Diff{}, fmt.Errorf("update maintained query: store result: %w", err)
+	}
+	return diff, nil
+}
+
+// splitDiff turns rows whose first column is a weight, -1 rows first, into a
+// Diff without that column. It takes over rows's records.
+func splitDiff(rows *engine.Result) engine.Diff {
+	fields := rows.Schema.Fields()[1:]
+	md := rows.Schema.Metadata()
+	d := engine.Diff{Schema: arrow.NewSchema(fields, &md)}
+	for _, rec := range rows.Records {
+		w := rec.Column(0)
+		n := int(rec.NumRows())
+		split := 0
+		for split < n && w.ValueStr(split) == "-1" {
+			split++
+		}
+		body := array.NewRecordBatch(d.Schema, rec.Columns()[1:], rec.NumRows())
+		if split > 0 {
+			d.Delete = append(d.Delete, body.NewSlice(0, int64(split)))
+		}
+		if split < n {
+			d.Insert = append(d.Insert, body.NewSlice(int64(split), int64(n)))
+		}
+		body.Release()
+		rec.Release()
+	}
+	return d
+}
+
+// affected reports whether tx wrote any of the query's inputs.
+func (m *maintained) affected(t *Tx) bool {
+	if len(t.changes.touched) == 0 {
+		return false
+	}
+	if m.always {
+		return true
+	}
+	for _, in := range m.inputs {
+		if t.changes.touched[in] {
+			return true
+		}
+	}
+	return false
+}
+
+// updateBlock updates one aggregate's state: from its changed rows when one of
+// its tables changed row by row, from scratch when a table was replaced or
+// several changed (their changes would also have to be joined to each other).
+func (m *maintained) updateBlock(t *Tx, b *aggBlock) error {
+	var changed []blockTable
+	full := false
+	for _, bt := range b.tables {
+		if t.changes.reset[bt.name] {
+			full = true
+		}
+		if t.changes.touched[bt.name] {
+			changed = append(changed, bt)
+		}
+	}
+	switch {
+	case len(changed) == 0:
+		return nil
+	case full || len(changed) > 1 || t.changes.copied[changed[0].name] == "":
+		return t.exec(`DELETE FROM ` + b.state + `; INSERT INTO ` + b.state + ` ` + b.initial)
+	}
+	if !b.minmax {
+		// Sums and counts add up: the new state is the old one and the
+		// changes' state, grouped again (a query over the groups, not the rows).
+		return t.exec(b.merge(changed[0].name))
+	}
+	d := fmt.Sprintf("_ivm_delta_%d", viewSeq.Add(1))
+	if err := t.exec(`CREATE TEMP TABLE ` + d + ` AS ` + b.delta[changed[0].name]); err != nil {
+		return err
+	}
+	defer t.exec(`DROP TABLE IF EXISTS temp.` + d)
+	match := func(a, c string) string {
+		if b.groups == 0 {
+			return "TRUE"
+		}
+		parts := make([]string, b.groups)
+		for i := range parts {
+			parts[i] = fmt.Sprintf("%s._g%d IS NOT DISTINCT FROM %s._g%d", a, i, c, i)
+		}
+		return strings.Join(parts, " AND ")
+	}
+	var stmts []string
+	if b.minmax {
+		// A group that lost rows may have lost its MIN or MAX: computed again
+		// from the tables, as pg_ivm does.
+		stmts = append(stmts,
+			`DELETE FROM `+b.state+` s WHERE EXISTS (SELECT 1 FROM `+d+` d WHERE d._r > 0 AND `+match("s", "d")+`)`,
+			`INSERT INTO `+b.state+` SELECT * FROM (`+b.initial+`) q WHERE EXISTS (SELECT 1 FROM `+d+` d WHERE d._r > 0 AND `+match("q", "d")+`)`,
+			`DELETE FROM `+d+` WHERE _r > 0`)
+	}
+	var set []string
+	for k, a := range b.aggs {
+		switch a.fn {
+		case "sum", "avg":
+			set = append(set, fmt.Sprintf("_s%d = coalesce(s._s%d, 0) + coalesce(d._s%d, 0)", k, k, k), fmt.Sprintf("_c%d = s._c%d + coalesce(d._c%d, 0)", k, k, k))
+		case "count":
+			set = append(set, fmt.Sprintf("_c%d = s._c%d + coalesce(d._c%d, 0)", k, k, k))
+		case "min", "max":
+			pick := map[string]string{"min": "least", "max": "greatest"}[a.fn]
+			set = append(set, fmt.Sprintf("_m%d = CASE WHEN d._m%d IS NULL THEN s._m%d WHEN s._m%d IS NULL THEN d._m%d ELSE %s(s._m%d, d._m%d) END", k, k, k, k, k, pick, k, k))
+		}
+	}
+	set = append(set, "_n = s._n + coalesce(d._n, 0)")
+	cols := strings.Join(b.cols, ", ")
+	stmts = append(stmts,
+		`UPDATE `+b.state+` s SET `+strings.Join(set, ", ")+` FROM `+d+` d WHERE `+match("s", "d"),
+		`INSERT INTO `+b.state+` (`+cols+`) SELECT `+cols+` FROM `+d+` d WHERE NOT EXISTS (SELECT 1 FROM `+b.state+` s WHERE `+match("s", "d")+`)`)
+	if b.groups > 0 {
+		stmts = append(stmts, `DELETE FROM `+b.state+` WHERE _n = 0`)
+	}
+	return t.exec(strings.Join(stmts, "; "))
+}
+
+// merge is the statement that adds the state of a table's changes to the
+// block's state, for blocks without MIN or MAX.
+func (b *aggBlock) merge(table string) string {
+	cols := strings.Join(b.cols, ", ")
+	var sel, groups []string
+	for _, c := range b.cols {
+		if strings.HasPrefix(c, "_g") {
+			sel = append(sel, c)
+			groups = append(groups, c)
+		} else {
+			sel = append(sel, "sum("+c+") AS "+c)
+		}
+	}
+	q := `CREATE OR REPLACE TABLE ` + b.state + ` AS SELECT ` + strings.Join(sel, ", ") + ` FROM (SELECT ` + cols + ` FROM ` + b.state +
+		` UNION ALL SELECT ` + cols + ` FROM (` + b.delta[table] + `))`
+	if len(groups) > 0 {
+		q += ` GROUP BY ` + strings.Join(groups, ", ") + ` HAVING sum(_n) <> 0`
+	}
+	return q
+}
+
+// Rows returns the maintained result.
+func (m *maintained) Rows(ctx context.Context) (*engine.Result, error) {
+	conn, err := m.db.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read maintained result: %w", err)
+	}
+	defer conn.Close()
+	return m.read(ctx, conn, `SELECT * FROM `+m.result)
+}
+
+// read runs a query over the result table's columns and returns its rows as
+// the query itself would give them (HUGEINT narrowed, DataFusion's names).
+func (m *maintained) read(ctx context.Context, conn *sql.Conn, query string) (*engine.Result, error) {
+	var res *engine.Result
+	err := conn.Raw(func(dc any) error {
+		a, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		if err != nil {
+			return err
+		}
+		rd, err := a.QueryContext(ctx, query)
+		if err != nil {
+			return err
+		}
+		defer rd.Release()
+		res = &engine.Result{Schema: renameSchema(narrowSchema(rd.Schema(), m.huge), m.names)}
+		for rd.Next() {
+			rec, err := narrowRecord(res.Schema, rd.RecordBatch(), m.huge)
+			if err != nil {
+				return err
+			}
+			if len(m.names) > 0 {
+				rec = withNames(res.Schema, rec)
+			}
+			res.Records = append(res.Records, rec)
+			res.Rows += rec.NumRows()
+			res.Bytes += RecordBytes(rec)
+		}
+		return rd.Err()
+	})
+	if err != nil {
+		if res != nil {
+			res.Release()
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// Close drops the query's state and stops copying changes for it.
+func (m *maintained) Close(ctx context.Context) error {
+	m.closeMu.Lock()
+	defer m.closeMu.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	m.release()
+	drop := []string{`DROP TABLE IF EXISTS ` + m.result}
+	for _, b := range m.blocks {
+		drop = append(drop, `DROP TABLE IF EXISTS `+b.state)
+	}
+	if _, err := m.db.wdb.ExecContext(ctx, strings.Join(drop, "; ")); err != nil {
+		return fmt.Errorf("drop maintained query state: %w", err)
+	}
+	return nil
+}
+
+// release unregisters the change capture of the query's tables.
+func (m *maintained) release() {
+	for _, b := range m.blocks {
+		for _, bt := range b.tables {
+			m.db.dropCapture(bt.name)
+		}
+	}
+}
+
+// dropMaintained removes the state tables a previous process left behind:
+// subscriptions do not outlive the process that served them.
+func (d *DB) dropMaintained(ctx context.Context) error {
+	rows, err := d.db.QueryContext(ctx, `SELECT table_name FROM duckdb_tables() WHERE schema_name = '_spice' AND table_name LIKE '\_ivm\_%' ESCAPE '\'`)
+	if err != nil {
+		return fmt.Errorf("list maintained query state: %w", err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	for _, n := range names {
+		if _, err := d.db.ExecContext(ctx, `DROP TABLE IF EXISTS _spice.`+Ident(n)); err != nil {
+			return fmt.Errorf("drop maintained query state %s: %w", n, err)
+		}
+	}
+	return nil
+}
