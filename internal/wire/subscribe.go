@@ -25,8 +25,8 @@ import (
 // client's record reader can read the stream. In order:
 //
 //  1. one or more KindSnapshot batches, all carrying the snapshot's position and
-//     the maintained query's mode (the first holds no rows when the result is
-//     empty);
+//     the maintained query's mode ("incremental: ..." or "recompute: <why>"; the
+//     first batch holds no rows when the result is empty);
 //  2. a KindCommit marker at the same position: the snapshot is complete;
 //  3. then, for each change, zero or more KindDelete batches (rows that left the
 //     result; each removes one equal row, NULLs equal), then zero or more
@@ -48,16 +48,6 @@ const (
 	KindCommit    = "commit"
 	KindProgress  = "progress"
 	KindHeartbeat = "heartbeat"
-)
-
-// Modes of a subscription's maintained query, as SubscriptionMeta.Mode reports.
-const (
-	// ModeIncremental: the upstream maintains the result from the changes of its
-	// inputs.
-	ModeIncremental = "incremental"
-	// ModeRecomputePrefix starts the mode of a query the upstream recomputes on
-	// every change of its inputs: "recompute: <why not incremental>".
-	ModeRecomputePrefix = "recompute"
 )
 
 // SubscribeRequest is the command of a subscription's DoExchange descriptor.

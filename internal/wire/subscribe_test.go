@@ -50,7 +50,7 @@ func TestSubscriptionMeta(t *testing.T) {
 		meta wire.SubscriptionMeta
 		json string
 	}{
-		{wire.SubscriptionMeta{Kind: wire.KindSnapshot, Position: 0x16B3748, Mode: wire.ModeIncremental},
+		{wire.SubscriptionMeta{Kind: wire.KindSnapshot, Position: 0x16B3748, Mode: "incremental"},
 			`{"kind":"snapshot","position":"0/16B3748","mode":"incremental"}`},
 		{wire.SubscriptionMeta{Kind: wire.KindDelete, Position: 100}, `{"kind":"delete","position":"0/64"}`},
 		{wire.SubscriptionMeta{Kind: wire.KindInsert, Position: 100}, `{"kind":"insert","position":"0/64"}`},

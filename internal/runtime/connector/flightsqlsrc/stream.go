@@ -43,20 +43,24 @@ type Stream struct {
 	timeout time.Duration
 	first   arrow.RecordBatch // the snapshot's first batch, read by Subscribe
 	done    bool              // the snapshot's commit marker was read
+	armed   bool              // a message arrived: silence counts from now on
 	closed  atomic.Bool
 }
 
 // Subscribe opens a subscription to table over c (ctx carries the credentials)
 // and reads up to the snapshot's first batch. A server without subscriptions
-// answers Unimplemented. Silence longer than timeout (DefaultHeartbeatTimeout
-// when zero) ends the stream with ErrHeartbeatTimeout.
+// answers Unimplemented. After the first message, silence longer than timeout
+// (DefaultHeartbeatTimeout when zero) ends the stream with ErrHeartbeatTimeout.
 func Subscribe(ctx context.Context, c flight.Client, table string, mem memory.Allocator, timeout time.Duration) (*Stream, error) {
 	if timeout <= 0 {
 		timeout = DefaultHeartbeatTimeout
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	s := &Stream{ctx: ctx, cancel: cancel, timeout: timeout}
-	s.timer = time.AfterFunc(timeout, func() { cancel(ErrHeartbeatTimeout) })
+	// Armed from the first message on: computing the snapshot may take the
+	// upstream longer, and gRPC keepalives notice a dead peer meanwhile.
+	s.timer = time.AfterFunc(time.Hour, func() { cancel(ErrHeartbeatTimeout) })
+	s.timer.Stop()
 	if err := s.open(c, table, mem); err != nil {
 		s.Close()
 		return nil, s.cause(err)
@@ -102,9 +106,12 @@ func (s *Stream) read() (wire.SubscriptionMeta, arrow.RecordBatch, error) {
 	for {
 		// Only the wait for the upstream counts as silence, not this side's own
 		// work between reads.
-		s.timer.Reset(s.timeout)
+		if s.armed {
+			s.timer.Reset(s.timeout)
+		}
 		ok := s.rd.Next()
 		s.timer.Stop()
+		s.armed = true
 		if !ok {
 			err := s.rd.Err()
 			if err == nil {

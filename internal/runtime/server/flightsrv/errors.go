@@ -63,7 +63,8 @@ func toStatus(log *slog.Logger, method string, err error) error {
 		return status.Error(codes.Unavailable, notReady.Error())
 	case errors.As(err, &posErr):
 		return status.Error(codes.DeadlineExceeded, posErr.Error())
-	case errors.Is(err, engine.ErrClosed), errors.Is(err, ErrShuttingDown):
+	case errors.Is(err, engine.ErrClosed), errors.Is(err, ErrShuttingDown),
+		errors.Is(err, engine.ErrMaintenanceFailed): // the engine logged it
 		return status.Error(codes.Unavailable, err.Error())
 	case errors.As(err, &queryErr):
 		return status.Error(codes.InvalidArgument, queryErr.Error())

@@ -5,7 +5,9 @@ package flightsrv_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -198,4 +200,22 @@ func sorted(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
+}
+
+// TestSubscriptionEndings: why the engine ends a subscription becomes the gRPC
+// code a subscriber acts on (all but Unimplemented: subscribe again).
+func TestSubscriptionEndings(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		code codes.Code
+	}{
+		{engine.ErrSubscriberTooSlow, codes.ResourceExhausted},
+		{engine.ErrMaintenanceFailed, codes.Unavailable},
+		{engine.ErrClosed, codes.Unavailable},
+		{engine.ErrNotSubscribable, codes.Unimplemented},
+		{engine.ErrUnknownDataset, codes.NotFound},
+	} {
+		err := flightsrv.ToStatus(slog.Default(), "DoExchange", fmt.Errorf("subscription to rankings: %w", tc.err))
+		wantCode(t, err, tc.code, tc.err.Error())
+	}
 }

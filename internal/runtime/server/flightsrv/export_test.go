@@ -1,0 +1,4 @@
+package flightsrv
+
+// ToStatus exposes toStatus to the package's tests.
+var ToStatus = toStatus
