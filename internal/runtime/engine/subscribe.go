@@ -23,6 +23,11 @@ var ErrSubscriberTooSlow = errors.New("subscriber fell too far behind: subscribe
 // ErrNotSubscribable: the store cannot maintain query results.
 var ErrNotSubscribable = errors.New("this runtime's store cannot maintain query results")
 
+// ErrResync is returned by Maintained.Update when a change cannot be told as
+// rows (a table replaced wholesale by a full refresh): the subscriptions end
+// with it and subscribers take a new snapshot.
+var ErrResync = errors.New("the subscribed rows were replaced wholesale: subscribe again for a new snapshot")
+
 // ErrMaintenanceFailed ends the subscriptions of a query whose maintenance
 // failed; subscribing again computes it afresh.
 var ErrMaintenanceFailed = errors.New("maintaining the subscribed query failed: subscribe again for a new snapshot")
@@ -55,7 +60,7 @@ type SubscriptionEvent struct {
 // subscription ends, with Err saying why.
 func (s *Subscription) Events() <-chan SubscriptionEvent { return s.events }
 
-// Err says why Events was closed: ErrSubscriberTooSlow, ErrClosed,
+// Err says why Events was closed: ErrSubscriberTooSlow, ErrClosed, ErrResync,
 // ErrMaintenanceFailed, or the context's error. It is nil while the
 // subscription runs.
 func (s *Subscription) Err() error {
@@ -279,6 +284,7 @@ func (e *Engine) update(ctx context.Context, fn func(StoreTx) error) error {
 	}
 	var out []pending
 	var failed *subQuery
+	var resync []*subQuery
 	set := map[string]position.LSN{}
 	err := e.store.Update(ctx, func(tx StoreTx) error {
 		if err := fn(&watermarkTx{StoreTx: tx, set: set}); err != nil {
@@ -286,6 +292,10 @@ func (e *Engine) update(ctx context.Context, fn func(StoreTx) error) error {
 		}
 		for _, q := range e.subs.queries {
 			d, err := q.m.Update(tx)
+			if errors.Is(err, ErrResync) {
+				resync = append(resync, q)
+				continue
+			}
 			if err != nil {
 				failed = q
 				return fmt.Errorf("maintain subscribed query %s: %w", q.name, err)
@@ -308,6 +318,12 @@ func (e *Engine) update(ctx context.Context, fn func(StoreTx) error) error {
 	}
 	if e.subs.wm == nil {
 		return nil
+	}
+	for _, q := range resync {
+		e.Logger.Info("subscribed rows replaced wholesale; subscribers take a new snapshot", "name", q.name)
+		for s := range q.subs {
+			e.endLocked(s, ErrResync)
+		}
 	}
 	for d, lsn := range set {
 		e.subs.wm[d] = lsn
