@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/position"
@@ -86,6 +87,30 @@ type subscriptions struct {
 	mu      sync.Mutex
 	wm      map[string]position.LSN // nil until the first subscription
 	queries map[string]*subQuery
+	// info is what Status shows of each query (mode and subscribers), read
+	// without waiting for a write transaction.
+	info atomic.Pointer[map[string]SubscriptionInfo]
+}
+
+// publishInfoLocked refreshes subs.info; the caller holds subs.mu.
+func (s *subscriptions) publishInfoLocked() {
+	m := make(map[string]SubscriptionInfo, len(s.queries))
+	for _, q := range s.queries {
+		m[q.name] = SubscriptionInfo{Name: q.name, Mode: q.m.Mode(), Subscribers: len(q.subs), Position: q.pos}
+	}
+	s.info.Store(&m)
+}
+
+// subscriptionInfo is the status of the query maintained for name, if any.
+func (e *Engine) subscriptionInfo(name string) *SubscriptionInfo {
+	m := e.subs.info.Load()
+	if m == nil {
+		return nil
+	}
+	if info, ok := (*m)[name]; ok {
+		return &info
+	}
+	return nil
 }
 
 // subQuery is one maintained query and its subscribers.
@@ -99,10 +124,10 @@ type subQuery struct {
 
 // SubscriptionInfo describes one maintained query, for status.
 type SubscriptionInfo struct {
-	Name        string       `json:"name"`
+	Name        string       `json:"-"`
 	Mode        string       `json:"mode"`
 	Subscribers int          `json:"subscribers"`
-	Position    position.LSN `json:"position"`
+	Position    position.LSN `json:"-"`
 }
 
 // Subscriptions lists the maintained queries.
@@ -173,6 +198,7 @@ func (e *Engine) Subscribe(ctx context.Context, name string) (*Subscription, err
 	s := &Subscription{Snapshot: snap, Position: q.pos, Mode: q.m.Mode(), events: make(chan SubscriptionEvent, n),
 		owner: e, query: q, done: make(chan struct{})}
 	q.subs[s] = struct{}{}
+	e.subs.publishInfoLocked()
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -251,6 +277,7 @@ func (e *Engine) endLocked(s *Subscription, err error) {
 			e.Logger.Warn("stop maintaining a subscribed query", "name", q.name, logging.ErrorKey, err)
 		}
 	}
+	e.subs.publishInfoLocked()
 }
 
 // watermarkTx records the watermarks a transaction sets.

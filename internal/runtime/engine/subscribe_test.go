@@ -129,6 +129,9 @@ func TestSubscribeToRanking(t *testing.T) {
 	if subs := e.Subscriptions(); len(subs) != 1 || subs[0].Subscribers != 2 {
 		t.Fatalf("subscriptions %+v, want one query with two subscribers", subs)
 	}
+	if st := status(t, e, "rankings"); st.Subscription == nil || st.Subscription.Subscribers != 2 || st.Subscription.Mode != s.Mode {
+		t.Fatalf("status shows subscription %+v, want two subscribers in mode %q", st.Subscription, s.Mode)
+	}
 
 	// Progress without changes.
 	if err := e.Advance(ctx, []string{"orders", "products"}, 300); err != nil {
@@ -159,6 +162,9 @@ func TestSubscribeToRanking(t *testing.T) {
 	s.Close()
 	if subs := e.Subscriptions(); len(subs) != 0 {
 		t.Fatalf("subscriptions %+v after the last subscriber left, want none", subs)
+	}
+	if st := status(t, e, "rankings"); st.Subscription != nil {
+		t.Fatalf("status shows subscription %+v after the last subscriber left", st.Subscription)
 	}
 }
 
