@@ -417,12 +417,13 @@ func (e *Engine) Status(ctx context.Context) []Status {
 // StatusOf describes one dataset or view.
 func (e *Engine) StatusOf(ctx context.Context, name string) (Status, error) {
 	name = strings.ToLower(name)
+	sub := e.subscriptionInfo(name)
 	e.mu.Lock()
 	var st Status
 	if d, ok := e.datasets[name]; ok {
 		st = Status{Name: d.name, Kind: "dataset", From: d.spec.From, Accelerated: d.spec.Accelerated(),
 			State: d.state, Ready: d.loaded, Fresh: d.fresh && d.loaded, Watermark: d.watermark,
-			Refreshes: d.refreshes, Failures: d.failures, LagBytes: d.lagBytes, LagSeconds: d.lagSeconds}
+			Refreshes: d.refreshes, Failures: d.failures, LagBytes: d.lagBytes, LagSeconds: d.lagSeconds, Subscription: sub}
 		if d.spec.Acceleration != nil {
 			st.RefreshMode = string(d.spec.Acceleration.RefreshMode)
 		}
@@ -433,7 +434,7 @@ func (e *Engine) StatusOf(ctx context.Context, name string) (Status, error) {
 		setTimes(&st, d.lastRefresh, d.lastErr, d.lastErrAt)
 	} else if v, ok := e.views[name]; ok {
 		st = Status{Name: v.name, Kind: "view", Accelerated: v.accelerated(), State: v.state,
-			Ready: v.loaded(), Fresh: true, Watermark: e.viewWatermarkLocked(v), Refreshes: v.refreshes}
+			Ready: v.loaded(), Fresh: true, Watermark: e.viewWatermarkLocked(v), Refreshes: v.refreshes, Subscription: sub}
 		setTimes(&st, v.lastRefresh, v.lastErr, v.lastErrAt)
 		for _, dep := range v.deps {
 			if d, ok := e.datasets[dep]; ok && !(d.fresh && d.loaded) {

@@ -38,6 +38,10 @@ type Status struct {
 	// Lag, when the feed can tell, in bytes of WAL and in time.
 	LagBytes   *int64   `json:"lag_bytes,omitempty"`
 	LagSeconds *float64 `json:"lag_seconds,omitempty"`
+	// Subscription, while other runtimes subscribe to the dataset or view:
+	// how its rows are maintained ("incremental: ..." or "recompute: <why>")
+	// and by how many subscribers.
+	Subscription *SubscriptionInfo `json:"subscription,omitempty"`
 }
 
 // TableInfo describes a dataset or view for catalog listings (Flight SQL

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/position"
@@ -22,6 +23,11 @@ var ErrSubscriberTooSlow = errors.New("subscriber fell too far behind: subscribe
 
 // ErrNotSubscribable: the store cannot maintain query results.
 var ErrNotSubscribable = errors.New("this runtime's store cannot maintain query results")
+
+// ErrResync is returned by Maintained.Update when a change cannot be told as
+// rows (a table replaced wholesale by a full refresh): the subscriptions end
+// with it and subscribers take a new snapshot.
+var ErrResync = errors.New("the subscribed rows were replaced wholesale: subscribe again for a new snapshot")
 
 // ErrMaintenanceFailed ends the subscriptions of a query whose maintenance
 // failed; subscribing again computes it afresh.
@@ -55,7 +61,7 @@ type SubscriptionEvent struct {
 // subscription ends, with Err saying why.
 func (s *Subscription) Events() <-chan SubscriptionEvent { return s.events }
 
-// Err says why Events was closed: ErrSubscriberTooSlow, ErrClosed,
+// Err says why Events was closed: ErrSubscriberTooSlow, ErrClosed, ErrResync,
 // ErrMaintenanceFailed, or the context's error. It is nil while the
 // subscription runs.
 func (s *Subscription) Err() error {
@@ -81,6 +87,30 @@ type subscriptions struct {
 	mu      sync.Mutex
 	wm      map[string]position.LSN // nil until the first subscription
 	queries map[string]*subQuery
+	// info is what Status shows of each query (mode and subscribers), read
+	// without waiting for a write transaction.
+	info atomic.Pointer[map[string]SubscriptionInfo]
+}
+
+// publishInfoLocked refreshes subs.info; the caller holds subs.mu.
+func (s *subscriptions) publishInfoLocked() {
+	m := make(map[string]SubscriptionInfo, len(s.queries))
+	for _, q := range s.queries {
+		m[q.name] = SubscriptionInfo{Name: q.name, Mode: q.m.Mode(), Subscribers: len(q.subs), Position: q.pos}
+	}
+	s.info.Store(&m)
+}
+
+// subscriptionInfo is the status of the query maintained for name, if any.
+func (e *Engine) subscriptionInfo(name string) *SubscriptionInfo {
+	m := e.subs.info.Load()
+	if m == nil {
+		return nil
+	}
+	if info, ok := (*m)[name]; ok {
+		return &info
+	}
+	return nil
 }
 
 // subQuery is one maintained query and its subscribers.
@@ -94,10 +124,10 @@ type subQuery struct {
 
 // SubscriptionInfo describes one maintained query, for status.
 type SubscriptionInfo struct {
-	Name        string       `json:"name"`
+	Name        string       `json:"-"`
 	Mode        string       `json:"mode"`
 	Subscribers int          `json:"subscribers"`
-	Position    position.LSN `json:"position"`
+	Position    position.LSN `json:"-"`
 }
 
 // Subscriptions lists the maintained queries.
@@ -168,6 +198,7 @@ func (e *Engine) Subscribe(ctx context.Context, name string) (*Subscription, err
 	s := &Subscription{Snapshot: snap, Position: q.pos, Mode: q.m.Mode(), events: make(chan SubscriptionEvent, n),
 		owner: e, query: q, done: make(chan struct{})}
 	q.subs[s] = struct{}{}
+	e.subs.publishInfoLocked()
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -246,6 +277,7 @@ func (e *Engine) endLocked(s *Subscription, err error) {
 			e.Logger.Warn("stop maintaining a subscribed query", "name", q.name, logging.ErrorKey, err)
 		}
 	}
+	e.subs.publishInfoLocked()
 }
 
 // watermarkTx records the watermarks a transaction sets.
@@ -279,6 +311,7 @@ func (e *Engine) update(ctx context.Context, fn func(StoreTx) error) error {
 	}
 	var out []pending
 	var failed *subQuery
+	var resync []*subQuery
 	set := map[string]position.LSN{}
 	err := e.store.Update(ctx, func(tx StoreTx) error {
 		if err := fn(&watermarkTx{StoreTx: tx, set: set}); err != nil {
@@ -286,6 +319,10 @@ func (e *Engine) update(ctx context.Context, fn func(StoreTx) error) error {
 		}
 		for _, q := range e.subs.queries {
 			d, err := q.m.Update(tx)
+			if errors.Is(err, ErrResync) {
+				resync = append(resync, q)
+				continue
+			}
 			if err != nil {
 				failed = q
 				return fmt.Errorf("maintain subscribed query %s: %w", q.name, err)
@@ -308,6 +345,12 @@ func (e *Engine) update(ctx context.Context, fn func(StoreTx) error) error {
 	}
 	if e.subs.wm == nil {
 		return nil
+	}
+	for _, q := range resync {
+		e.Logger.Info("subscribed rows replaced wholesale; subscribers take a new snapshot", "name", q.name)
+		for s := range q.subs {
+			e.endLocked(s, ErrResync)
+		}
 	}
 	for d, lsn := range set {
 		e.subs.wm[d] = lsn

@@ -177,6 +177,8 @@ type maintained struct {
 	blocks  []*aggBlock
 	outer   string // evaluated for the result after the blocks are updated
 	result  string // quoted name of the result table
+	forward string // the table of a query of one table's rows, else ""
+	delta   string // that query over the table's changes
 	huge    map[int]bool
 	names   map[int]string
 	closed  bool
@@ -200,6 +202,9 @@ func (d *DB) Maintain(stx engine.StoreTx, query string) (engine.Maintained, *eng
 	}
 	m := &maintained{db: d, query: query, outer: outer, blocks: p.blocks, always: p.views,
 		result: "_spice." + Ident(fmt.Sprintf("_ivm_r%d", p.qid))}
+	if p.forward != nil {
+		return d.maintainRows(t, m, p.forward.name)
+	}
 	for name := range p.inputs {
 		m.inputs = append(m.inputs, name)
 	}
@@ -243,6 +248,46 @@ func (d *DB) Maintain(stx engine.StoreTx, query string) (engine.Maintained, *eng
 	return m, res, nil
 }
 
+// maintainRows maintains a query of one table's rows: no state, the changes
+// are the table's changed rows through the query (m.outer).
+func (d *DB) maintainRows(t *Tx, m *maintained, table string) (engine.Maintained, *engine.Result, error) {
+	m.forward, m.delta, m.outer, m.inputs = table, m.outer, m.query, []string{table}
+	m.mode = "incremental: the table's changed rows, filtered and projected by the query"
+	err := t.conn.Raw(func(dc any) error {
+		ins, err := inspect(dc.(driver.Conn), m.query)
+		if err != nil {
+			return err
+		}
+		m.huge = ins.huge
+		m.names, err = outputNames(t.ctx, dc.(driver.Conn), m.query)
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("maintain query: %w", err)
+	}
+	res, err := m.read(t.ctx, t.conn, m.query)
+	if err != nil {
+		return nil, nil, fmt.Errorf("maintain query: read rows: %w", err)
+	}
+	d.addCapture(table)
+	return m, res, nil
+}
+
+// updateRows is Update of a query of one table's rows.
+func (m *maintained) updateRows(t *Tx) (engine.Diff, error) {
+	if t.changes.reset[m.forward] {
+		return engine.Diff{}, fmt.Errorf("%w: %s was replaced wholesale (a full refresh or truncation)", engine.ErrResync, m.forward)
+	}
+	if t.changes.copied[m.forward] == "" {
+		return engine.Diff{}, nil
+	}
+	rows, err := m.read(t.ctx, t.conn, m.delta)
+	if err != nil {
+		return engine.Diff{}, fmt.Errorf("update maintained query: changed rows: %w", err)
+	}
+	return splitDiff(rows), nil
+}
+
 func (m *maintained) Mode() string     { return m.mode }
 func (m *maintained) Inputs() []string { return slices.Clone(m.inputs) }
 
@@ -254,6 +299,9 @@ func (m *maintained) Update(stx engine.StoreTx) (engine.Diff, error) {
 	}
 	if !m.affected(t) {
 		return engine.Diff{}, nil
+	}
+	if m.forward != "" {
+		return m.updateRows(t)
 	}
 	for _, b := range m.blocks {
 		if err := m.updateBlock(t, b); err != nil {
@@ -421,6 +469,9 @@ func (m *maintained) Rows(ctx context.Context) (*engine.Result, error) {
 		return nil, fmt.Errorf("read maintained result: %w", err)
 	}
 	defer conn.Close()
+	if m.forward != "" {
+		return m.read(ctx, conn, m.query)
+	}
 	return m.read(ctx, conn, `SELECT * FROM `+m.result)
 }
 
@@ -471,6 +522,9 @@ func (m *maintained) Close(ctx context.Context) error {
 	}
 	m.closed = true
 	m.release()
+	if m.forward != "" {
+		return nil
+	}
 	drop := []string{`DROP TABLE IF EXISTS ` + m.result}
 	for _, b := range m.blocks {
 		drop = append(drop, `DROP TABLE IF EXISTS `+b.state)
@@ -483,6 +537,9 @@ func (m *maintained) Close(ctx context.Context) error {
 
 // release unregisters the change capture of the query's tables.
 func (m *maintained) release() {
+	if m.forward != "" {
+		m.db.dropCapture(m.forward)
+	}
 	for _, b := range m.blocks {
 		for _, bt := range b.tables {
 			m.db.dropCapture(bt.name)

@@ -72,6 +72,9 @@ type planner struct {
 	reason string // why the query is not maintained incrementally
 	inputs map[string]bool
 	views  bool // reads something that is not a table of the store
+	// forward is the table of a query of its rows (rowsOfOneTable); plan then
+	// returns the query of the changed rows.
+	forward *blockTable
 }
 
 // plan analyses query. It returns the query to evaluate over the maintained
@@ -125,6 +128,8 @@ func (p *planner) plan(query string) (outer string, err error) {
 		p.reason = "it is a set operation (UNION, EXCEPT, INTERSECT)"
 	case volatile(root) != "":
 		p.reason = "it calls " + volatile(root) + ", which is not maintained"
+	case p.rowsOfOneTable(root):
+		return p.forwardQuery(root)
 	default:
 		p.visit(root, func(n node) { root = n }, true)
 		if p.reason == "" && len(p.blocks) == 0 {
@@ -136,6 +141,47 @@ func (p *planner) plan(query string) (outer string, err error) {
 		return query, nil
 	}
 	return render(p.t, root)
+}
+
+// rowsOfOneTable reports whether a query selects rows of one table, each on
+// its own (no aggregate, DISTINCT, ORDER BY or LIMIT): its changes are the
+// table's changed rows, filtered and projected.
+func (p *planner) rowsOfOneTable(n node) bool {
+	f := obj(n, "from_table")
+	if str(f, "type") != "BASE_TABLE" || p.ctes[tableRefName(f)] || f["at_clause"] != nil || f["sample"] != nil ||
+		len(list(n, "modifiers")) > 0 || len(list(obj(n, "cte_map"), "map")) > 0 || p.aggregates(n) ||
+		n["having"] != nil || n["qualify"] != nil || n["sample"] != nil {
+		return false
+	}
+	p.forward = &blockTable{name: tableRefName(f), qualifier: str(f, "alias")}
+	if p.forward.qualifier == "" {
+		p.forward.qualifier = str(f, "table_name")
+	}
+	return true
+}
+
+// forwardQuery plans the query of the changed rows of a one-table query: the
+// rows deleted (weight -1) then the rows inserted (+1), net.
+func (p *planner) forwardQuery(n node) (string, error) {
+	changes := p.t.db.captureName(p.forward.name)
+	var parts []string
+	for _, cond := range []string{"_ivm_w < 0", "_ivm_w > 0"} {
+		sub, err := parseTree(p.t, `SELECT * FROM (SELECT * EXCLUDE (_ivm_w) FROM `+changes+` WHERE `+cond+`) AS `+Ident(p.forward.qualifier))
+		if err != nil {
+			return "", err
+		}
+		q := clone(n)
+		q["from_table"] = sub["from_table"]
+		text, err := render(p.t, q)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, text)
+	}
+	// Net of rows inserted and deleted again in the same transaction.
+	return `WITH d AS (` + parts[0] + `), i AS (` + parts[1] + `)
+		SELECT * FROM (SELECT -1 AS _ivm_w, * FROM (SELECT * FROM d EXCEPT ALL SELECT * FROM i)
+		UNION ALL SELECT 1, * FROM (SELECT * FROM i EXCEPT ALL SELECT * FROM d)) ORDER BY _ivm_w`, nil
 }
 
 // visit finds the aggregate blocks of a SELECT node and its WITH queries and
