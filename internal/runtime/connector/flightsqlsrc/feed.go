@@ -152,8 +152,8 @@ func (f *Feed) Run(ctx context.Context) error {
 			backoff = feedMinBackoff // it ran for a while: this is a new failure
 		}
 		level := slog.LevelWarn
-		if status.Code(err) == codes.ResourceExhausted {
-			level = slog.LevelInfo // fell behind: the new snapshot catches up
+		if c := status.Code(err); c == codes.ResourceExhausted || c == codes.Aborted {
+			level = slog.LevelInfo // fell behind, or the rows were replaced: a new snapshot catches up
 		}
 		f.Logger.Log(ctx, level, "subscription ended; subscribing again", logDataset, f.dataset, "in", backoff, logging.ErrorKey, err)
 		select {

@@ -35,8 +35,8 @@
 // package wire for the exact order). The engine must implement Subscriber;
 // otherwise, and when the store cannot maintain results, the answer is
 // Unimplemented, on which subscribers fall back to spice.watch. A subscriber that
-// falls behind the engine's queue gets ResourceExhausted; a closing server ends
-// streams with Unavailable. Both runtimes log the subscription's mode.
+// falls behind the engine's queue gets ResourceExhausted, one whose rows were
+// replaced wholesale Aborted; a closing server ends streams with Unavailable. Both runtimes log the subscription's mode.
 //
 // Every data answer carries gRPC header metadata spice-position (the LSN the
 // answer reflects) and results-cache-status (HIT, MISS or BYPASS). A request may

@@ -53,6 +53,8 @@ func toStatus(log *slog.Logger, method string, err error) error {
 	case errors.Is(err, engine.ErrResultTooLarge), errors.Is(err, engine.ErrQueryTooLarge),
 		errors.Is(err, engine.ErrSubscriberTooSlow):
 		return status.Error(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, engine.ErrResync):
+		return status.Error(codes.Aborted, err.Error())
 	case errors.Is(err, engine.ErrNotSubscribable):
 		return status.Error(codes.Unimplemented, err.Error()+"; read it with a query instead")
 	case errors.Is(err, engine.ErrQueryTimeout):

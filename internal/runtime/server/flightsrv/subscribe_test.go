@@ -211,6 +211,7 @@ func TestSubscriptionEndings(t *testing.T) {
 	}{
 		{engine.ErrSubscriberTooSlow, codes.ResourceExhausted},
 		{engine.ErrMaintenanceFailed, codes.Unavailable},
+		{engine.ErrResync, codes.Aborted},
 		{engine.ErrClosed, codes.Unavailable},
 		{engine.ErrNotSubscribable, codes.Unimplemented},
 		{engine.ErrUnknownDataset, codes.NotFound},
