@@ -168,6 +168,23 @@ func runIVM(t *testing.T, query, mode string, seed uint64) {
 		t.Fatalf("seed %d: first result\n%v\nwant\n%v", seed, prev, want)
 	}
 	for step := 0; step < 30; step++ {
+		if step%7 == 3 {
+			// A transaction that rolls back after Update changes nothing.
+			tx, err := db.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.ApplyChanges("orders", engine.Changes{Insert: rowsOf(t, mem, ivmOrders, orderRows(1_000_000+int64(step)))}); err != nil {
+				t.Fatal(err)
+			}
+			d, err := m.Update(tx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Release()
+			tx.Rollback()
+			m.Committed(false)
+		}
 		var did []string
 		var diff engine.Diff
 		resync := false
@@ -217,6 +234,7 @@ func runIVM(t *testing.T, query, mode string, seed uint64) {
 			}
 			return err
 		})
+		m.Committed(true)
 		if resync { // a subscriber takes a new snapshot
 			rows, err := m.Rows(ctx)
 			if err != nil {
@@ -386,6 +404,9 @@ func BenchmarkMaintainedRanking(b *testing.B) {
 						d.Release()
 						return err
 					})
+					if m != nil {
+						m.Committed(true)
+					}
 				}
 				b.StopTimer()
 				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
