@@ -171,19 +171,19 @@ var _ engine.Maintainer = (*DB)(nil)
 // own; the result itself is kept in memory, as of the last commit, and each
 // new one is compared with it.
 type maintained struct {
-	db      *DB
-	query   string
-	mode    string
-	inputs  []string
-	always  bool // reads views: every transaction may change it
-	blocks  []*aggBlock
-	outer   string // evaluated for the result after the blocks are updated
+	db     *DB
+	query  string
+	mode   string
+	inputs []string
+	always bool // reads views: every transaction may change it
+	blocks []*aggBlock
+	outer  string // evaluated for the result after the blocks are updated
 
 	mu      sync.Mutex
 	prev    *engine.Result // the result as of the last commit
 	pending *engine.Result // the result of the open transaction's Update
-	forward string // the table of a query of one table's rows, else ""
-	delta   string // that query over the table's changes
+	forward string         // the table of a query of one table's rows, else ""
+	delta   string         // that query over the table's changes
 	huge    map[int]bool
 	names   map[int]string
 	closed  bool
