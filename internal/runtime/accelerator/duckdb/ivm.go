@@ -132,15 +132,15 @@ func (t *Tx) changesTable(table string) (string, error) {
 	return name, nil
 }
 
-// copyDeleted returns the statement that copies the rows that a DELETE with
-// the given USING clause and condition is about to remove, weighted -1; ""
+// copyDeleted returns the statement that copies the rows that a DELETE of
+// the rows whose rowids a query selects is about to remove, weighted -1; ""
 // when the table's changes are not copied.
-func (t *Tx) copyDeleted(table, using, cond string) (string, error) {
+func (t *Tx) copyDeleted(table, rowids string) (string, error) {
 	name, err := t.changesTable(table)
 	if name == "" || err != nil {
 		return "", err
 	}
-	return `INSERT INTO ` + name + ` SELECT t.*, -1 FROM ` + TableIdent(table) + ` t WHERE EXISTS (SELECT 1 FROM ` + using + ` WHERE ` + cond + `); `, nil
+	return `INSERT INTO ` + name + ` SELECT *, -1 FROM ` + TableIdent(table) + ` WHERE rowid IN (` + rowids + `); `, nil
 }
 
 // copyInserted returns the statement that copies rows about to be inserted
