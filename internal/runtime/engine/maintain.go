@@ -23,6 +23,10 @@ type Maintained interface {
 	// the transaction's changes and before its commit; it returns an empty Diff at
 	// little cost when tx changed none of Inputs.
 	Update(tx StoreTx) (Diff, error)
+	// Committed tells whether the transaction of the last Update committed
+	// (ok) or rolled back; the engine calls it after every transaction it
+	// called Update in.
+	Committed(ok bool)
 	// Rows returns the result as of the last committed Update. The caller keeps
 	// writes out meanwhile, so that it knows which position the rows reflect.
 	Rows(ctx context.Context) (*Result, error)

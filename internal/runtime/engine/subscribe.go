@@ -182,6 +182,10 @@ func (e *Engine) Subscribe(ctx context.Context, name string) (*Subscription, err
 			return err
 		})
 		if err != nil {
+			if m != nil {
+				snap.Release()
+				_ = m.Close(ctx)
+			}
 			return nil, fmt.Errorf("subscribe to %s: %w", name, err)
 		}
 		q = &subQuery{name: key, m: m, deps: deps, pos: e.subs.position(deps), subs: map[*Subscription]struct{}{}}
@@ -331,6 +335,9 @@ func (e *Engine) update(ctx context.Context, fn func(StoreTx) error) error {
 		}
 		return nil
 	})
+	for _, p := range out {
+		p.q.m.Committed(err == nil)
+	}
 	if err != nil {
 		for _, p := range out {
 			p.diff.Release()

@@ -132,15 +132,15 @@ func (t *Tx) changesTable(table string) (string, error) {
 	return name, nil
 }
 
-// copyDeleted returns the statement that copies the rows that a DELETE with
-// the given USING clause and condition is about to remove, weighted -1; ""
+// copyDeleted returns the statement that copies the rows that a DELETE of
+// the rows whose rowids a query selects is about to remove, weighted -1; ""
 // when the table's changes are not copied.
-func (t *Tx) copyDeleted(table, using, cond string) (string, error) {
+func (t *Tx) copyDeleted(table, rowids string) (string, error) {
 	name, err := t.changesTable(table)
 	if name == "" || err != nil {
 		return "", err
 	}
-	return `INSERT INTO ` + name + ` SELECT t.*, -1 FROM ` + TableIdent(table) + ` t WHERE EXISTS (SELECT 1 FROM ` + using + ` WHERE ` + cond + `); `, nil
+	return `INSERT INTO ` + name + ` SELECT *, -1 FROM ` + TableIdent(table) + ` WHERE rowid IN (` + rowids + `); `, nil
 }
 
 // copyInserted returns the statement that copies rows about to be inserted
@@ -167,18 +167,23 @@ func (t *Tx) dropChanges() error {
 
 var _ engine.Maintainer = (*DB)(nil)
 
-// maintained is one query whose result the DB keeps in a table of its own.
+// maintained is one query whose aggregates the DB keeps in tables of their
+// own; the result itself is kept in memory, as of the last commit, and each
+// new one is compared with it.
 type maintained struct {
-	db      *DB
-	query   string
-	mode    string
-	inputs  []string
-	always  bool // reads views: every transaction may change it
-	blocks  []*aggBlock
-	outer   string // evaluated for the result after the blocks are updated
-	result  string // quoted name of the result table
-	forward string // the table of a query of one table's rows, else ""
-	delta   string // that query over the table's changes
+	db     *DB
+	query  string
+	mode   string
+	inputs []string
+	always bool // reads views: every transaction may change it
+	blocks []*aggBlock
+	outer  string // evaluated for the result after the blocks are updated
+
+	mu      sync.Mutex
+	prev    *engine.Result // the result as of the last commit
+	pending *engine.Result // the result of the open transaction's Update
+	forward string         // the table of a query of one table's rows, else ""
+	delta   string         // that query over the table's changes
 	huge    map[int]bool
 	names   map[int]string
 	closed  bool
@@ -200,8 +205,7 @@ func (d *DB) Maintain(stx engine.StoreTx, query string) (engine.Maintained, *eng
 	if err != nil {
 		return nil, nil, fmt.Errorf("maintain query: %w", err)
 	}
-	m := &maintained{db: d, query: query, outer: outer, blocks: p.blocks, always: p.views,
-		result: "_spice." + Ident(fmt.Sprintf("_ivm_r%d", p.qid))}
+	m := &maintained{db: d, query: query, outer: outer, blocks: p.blocks, always: p.views}
 	if p.forward != nil {
 		return d.maintainRows(t, m, p.forward.name)
 	}
@@ -223,12 +227,8 @@ func (d *DB) Maintain(stx engine.StoreTx, query string) (engine.Maintained, *eng
 			return nil, nil, fmt.Errorf("maintain query: compute aggregate state: %w", err)
 		}
 	}
-	if err := t.exec(`CREATE TABLE ` + m.result + ` AS ` + m.outer); err != nil {
-		m.release()
-		return nil, nil, fmt.Errorf("maintain query: compute result: %w", err)
-	}
 	err = t.conn.Raw(func(dc any) error {
-		ins, err := inspect(dc.(driver.Conn), `SELECT * FROM `+m.result)
+		ins, err := inspect(dc.(driver.Conn), m.outer)
 		if err != nil {
 			return err
 		}
@@ -240,11 +240,13 @@ func (d *DB) Maintain(stx engine.StoreTx, query string) (engine.Maintained, *eng
 		m.release()
 		return nil, nil, fmt.Errorf("maintain query: %w", err)
 	}
-	res, err := m.read(t.ctx, t.conn, `SELECT * FROM `+m.result)
+	res, err := m.read(t.ctx, t.conn, m.outer)
 	if err != nil {
 		m.release()
-		return nil, nil, fmt.Errorf("maintain query: read result: %w", err)
+		return nil, nil, fmt.Errorf("maintain query: compute result: %w", err)
 	}
+	res.Retain()
+	m.prev = res
 	return m, res, nil
 }
 
@@ -308,23 +310,39 @@ func (m *maintained) Update(stx engine.StoreTx) (engine.Diff, error) {
 			return engine.Diff{}, fmt.Errorf("update maintained aggregate: %w", err)
 		}
 	}
-	// One query gives the rows that left (weight -1) and entered (+1), in
-	// that order; the result table is replaced only when some did.
-	rows, err := m.read(t.ctx, t.conn, `WITH next AS (`+m.outer+`), prev AS (SELECT * FROM `+m.result+`)
-		SELECT * FROM (SELECT -1 AS _ivm_w, * FROM (SELECT * FROM prev EXCEPT ALL SELECT * FROM next)
-		UNION ALL SELECT 1, * FROM (SELECT * FROM next EXCEPT ALL SELECT * FROM prev)) ORDER BY _ivm_w`)
+	next, err := m.read(t.ctx, t.conn, m.outer)
 	if err != nil {
+		return engine.Diff{}, fmt.Errorf("update maintained query: evaluate: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	diff, err := diffResults(m.prev, next)
+	if err != nil {
+		next.Release()
 		return engine.Diff{}, fmt.Errorf("update maintained query: compare results: %w", err)
 	}
-	diff := splitDiff(rows)
-	if diff.Empty() {
-		return diff, nil
+	if m.pending != nil {
+		m.pending.Release()
 	}
-	if err := t.exec(`CREATE OR REPLACE TABLE ` + m.result + ` AS ` + m.outer); err != nil {
-		diff.Release()
-		return engine.Diff{}, fmt.Errorf("update maintained query: store result: %w", err)
-	}
+	m.pending = next
 	return diff, nil
+}
+
+// Committed keeps the result of the last Update when its transaction
+// committed, and drops it when it rolled back.
+func (m *maintained) Committed(ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pending == nil {
+		return
+	}
+	if ok {
+		m.prev.Release()
+		m.prev = m.pending
+	} else {
+		m.pending.Release()
+	}
+	m.pending = nil
 }
 
 // splitDiff turns rows whose first column is a weight, -1 rows first, into a
@@ -464,19 +482,22 @@ func (b *aggBlock) merge(table string) string {
 
 // Rows returns the maintained result.
 func (m *maintained) Rows(ctx context.Context) (*engine.Result, error) {
-	conn, err := m.db.db.Conn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read maintained result: %w", err)
-	}
-	defer conn.Close()
 	if m.forward != "" {
+		conn, err := m.db.db.Conn(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read maintained result: %w", err)
+		}
+		defer conn.Close()
 		return m.read(ctx, conn, m.query)
 	}
-	return m.read(ctx, conn, `SELECT * FROM `+m.result)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.prev.Retain()
+	return &engine.Result{Schema: m.prev.Schema, Records: slices.Clone(m.prev.Records), Rows: m.prev.Rows, Bytes: m.prev.Bytes}, nil
 }
 
-// read runs a query over the result table's columns and returns its rows as
-// the query itself would give them (HUGEINT narrowed, DataFusion's names).
+// read runs the query or one over its columns and returns its rows as the
+// query itself would give them (HUGEINT narrowed, DataFusion's names).
 func (m *maintained) read(ctx context.Context, conn *sql.Conn, query string) (*engine.Result, error) {
 	var res *engine.Result
 	err := conn.Raw(func(dc any) error {
@@ -522,10 +543,18 @@ func (m *maintained) Close(ctx context.Context) error {
 	}
 	m.closed = true
 	m.release()
-	if m.forward != "" {
+	m.mu.Lock()
+	for _, r := range []*engine.Result{m.prev, m.pending} {
+		if r != nil {
+			r.Release()
+		}
+	}
+	m.prev, m.pending = nil, nil
+	m.mu.Unlock()
+	if len(m.blocks) == 0 {
 		return nil
 	}
-	drop := []string{`DROP TABLE IF EXISTS ` + m.result}
+	var drop []string
 	for _, b := range m.blocks {
 		drop = append(drop, `DROP TABLE IF EXISTS `+b.state)
 	}
