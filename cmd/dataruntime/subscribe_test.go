@@ -117,3 +117,35 @@ datasets:
 		t.Errorf("status = %d %s, want refresh_mode changes", code, body)
 	}
 }
+
+// TestRecipeChainBySubscription runs the recipe's two spicepods as shipped in
+// shape: runtime 1 follows Postgres by logical replication and serves the
+// rankings view; runtime 2 subscribes to it. After every write, runtime 2
+// answers the write's token with the rankings Postgres computes, and runtime 1
+// reports the view's subscription.
+func TestRecipeChainBySubscription(t *testing.T) {
+	dsn, params := MustDatabase(t, pg, recipeSchema)
+	a := MustRuntime(t, strings.ReplaceAll(recipePod(params, "1s"), "refresh_check_interval: 1s", "refresh_mode: changes"))
+	a.waitReady(t)
+	b := MustRuntime(t, fmt.Sprintf(`version: v1
+kind: Spicepod
+name: materialized
+datasets:
+  - from: flightsql:rankings
+    name: rankings
+    params: {flightsql_endpoint: http://%s}
+    acceleration: {enabled: true, refresh_mode: changes}
+`, a.Flight.Addr()))
+	b.waitReady(t)
+	for i := 0; i < 20; i++ {
+		token := mustWrite(t, dsn, "INSERT INTO orders (product_id, count) VALUES ($1, $2)", i%4+1, i+1)
+		got := b.query(t, "SELECT * FROM rankings ORDER BY count DESC NULLS LAST, name", token)
+		if want := pgRows(t, dsn, rankingSQL); got.code != 200 || !equal(got.rows(t), want) {
+			t.Fatalf("runtime 2 after write %d: %d %v, want %v", i, got.code, got.rows(t), want)
+		}
+	}
+	_, body := a.get(t, "/v1/datasets?status=true")
+	if !strings.Contains(body, `"subscription"`) || !strings.Contains(body, `"subscribers": 1`) {
+		t.Errorf("runtime 1's status does not show the view's one subscriber: %s", body)
+	}
+}
