@@ -14,6 +14,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/spiceai"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 )
 
 func newSource(t *testing.T, params map[string]string, table string) *spiceai.Source {
@@ -97,5 +98,37 @@ func TestScan(t *testing.T) {
 	_, _, _, err = scan(t, newSource(t, map[string]string{"spiceai_endpoint": endpoint}, "nope"))
 	if err == nil || !strings.Contains(err.Error(), "nope") || !strings.Contains(err.Error(), endpoint) {
 		t.Errorf("unknown table: err=%v, want one naming the table and the endpoint", err)
+	}
+}
+
+// TestSubscribe: a spice.ai dataset with refresh_mode: changes subscribes to
+// the runtime's view as a flightsql one does, with the API key's handshake.
+func TestSubscribe(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	products, orders := runtimetest.RecipeSources(t, mem, 100)
+	e := runtimetest.NewEngine(t, runtimetest.RecipePod, map[string]engine.Source{"products": products, "orders": orders}, nil)
+	runtimetest.WaitReady(t, e)
+	srv := runtimetest.StartServer(t, e, mem, func(s *flightsrv.Server) { s.APIKeys = []string{"key"} })
+
+	src := newSource(t, map[string]string{"spiceai_endpoint": "http://" + srv.Addr(), "spiceai_api_key": "key"}, "rankings")
+	st, err := src.Subscribe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rd := st.Snapshot()
+	defer rd.Release()
+	var rows []string
+	for rd.Next() {
+		rec := rd.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			rows = append(rows, rec.Column(0).ValueStr(i)+"|"+rec.Column(1).ValueStr(i))
+		}
+	}
+	slices.Sort(rows)
+	want := []string{"nintendo|30", "the most beautiful flower|10", "the most delicious chocalate|20"}
+	if err := rd.Err(); err != nil || !st.Complete() || !slices.Equal(rows, want) || st.Position != 100 || st.Mode == "" {
+		t.Errorf("snapshot %q at %s (mode %q, complete %v, err %v), want %q at 0/64 with a mode", rows, st.Position, st.Mode, st.Complete(), err, want)
 	}
 }
