@@ -127,12 +127,18 @@ func (f *Feed) setDefaults() {
 func (f *Feed) Run(ctx context.Context) error {
 	f.setDefaults()
 	backoff := feedMinBackoff
+	reauth := true // may retry at once after a refused token
 	for ctx.Err() == nil {
 		began := time.Now()
 		err := f.subscribed(ctx)
 		if ctx.Err() != nil {
 			break
 		}
+		if status.Code(err) == codes.Unauthenticated && reauth {
+			reauth = false // a restarted upstream issues new tokens: handshake again now
+			continue
+		}
+		reauth = status.Code(err) != codes.Unauthenticated
 		if status.Code(err) == codes.Unimplemented {
 			if !f.fellBack {
 				f.fellBack = true

@@ -241,3 +241,28 @@ func TestSilentUpstreamIsDropped(t *testing.T) {
 		t.Errorf("the log does not say why the subscription ended:\n%s", logs)
 	}
 }
+
+// TestResubscribeHandshakesAgain: an upstream that restarts issues new bearer
+// tokens; the feed handshakes again at once instead of reporting the refused
+// token, and follows the restarted upstream.
+func TestResubscribeHandshakesAgain(t *testing.T) {
+	keys := func(s *flightsrv.Server) { s.APIKeys = []string{"k"} }
+	a := newUpstream(t, keys)
+	endpoint := "http://" + a.srv.Addr()
+	src := newSource(t, map[string]string{"flightsql_endpoint": endpoint, "flightsql_password": "k"}, "rankings")
+	b, logs := newSubscriber(t, endpoint, src, nil)
+
+	addr := a.srv.Addr()
+	runtimetest.StopServer(t, a.srv)
+	a.set(t, 200, [][]any{{1, "the most beautiful flower"}, {2, "the most delicious chocalate"}, {3, "nintendo"}},
+		[][]any{{1, 1, 10}, {2, 2, 20}, {3, 3, 30}, {4, 2, 5}})
+	a.srv = runtimetest.StartServerAt(t, addr, a.engine, a.mem, keys)
+	runtimetest.WaitWatermark(t, b, "rankings", 200)
+	want, _ := query(t, a.engine, rankingsInOrder)
+	if got, _ := query(t, b, rankingsInOrder); !equal(got, want) {
+		t.Errorf("B=%q, want %q", got, want)
+	}
+	if strings.Contains(logs.String(), "refused the credentials") {
+		t.Errorf("the refused token of the old upstream was reported:\n%s", logs)
+	}
+}
