@@ -63,10 +63,13 @@ func (s *runtime) called(ctx context.Context, query string) error {
 
 // answer stamps the header and returns the answer's one record batch.
 func (s *runtime) answer(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	if s.pos != "" {
-		_ = grpc.SetHeader(ctx, metadata.Pairs(wire.MetadataPosition, s.pos, wire.MetadataCacheStatus, s.cache))
+	s.mu.Lock()
+	pos, rows := s.pos, s.rows
+	s.mu.Unlock()
+	if pos != "" {
+		_ = grpc.SetHeader(ctx, metadata.Pairs(wire.MetadataPosition, pos, wire.MetadataCacheStatus, s.cache))
 	}
-	rec, _, err := array.RecordFromJSON(s.alloc, s.schema, strings.NewReader(s.rows))
+	rec, _, err := array.RecordFromJSON(s.alloc, s.schema, strings.NewReader(rows))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -144,6 +147,13 @@ func MustServe(tb testing.TB, rt *runtime) string {
 	go func() { _ = srv.Serve() }()
 	tb.Cleanup(srv.Shutdown)
 	return srv.Addr().String()
+}
+
+// set changes the answer and its position.
+func (s *runtime) set(pos, rows string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pos, s.rows = pos, rows
 }
 
 // protocols are the ways a Flight reads; tests of what the api sees run on each.
@@ -437,4 +447,44 @@ func equalRows(a, b []ranking.Row) bool {
 		}
 	}
 	return true
+}
+
+// TestFlight_Ranking_ReusesAnUnchangedAnswer: an answer that arrives as the
+// same bytes as the last one is not decoded again (the rows are the same slice),
+// while its position is still its own; a changed answer is decoded.
+func TestFlight_Ranking_ReusesAnUnchangedAnswer(t *testing.T) {
+	for _, protocol := range protocols {
+		t.Run(protocol, func(t *testing.T) {
+			rt := newRuntime(t, arrow.PrimitiveTypes.Int64, `[{"name":"b","count":30},{"name":"a","count":7}]`)
+			f := MustOpenQuery(t, MustServe(t, rt), ranking.AcceleratedQuery, protocol)
+			read := func() ranking.Result {
+				t.Helper()
+				res, err := f.Ranking(context.Background(), ranking.Request{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			first := read()
+			rt.set("0/16B3800", `[{"name":"b","count":30},{"name":"a","count":7}]`) // a new position, same rows
+			again := read()
+			if &again.Rows[0] != &first.Rows[0] {
+				t.Error("the same answer was decoded again")
+			}
+			if got, want := again.Position, position.LSN(0x16B3800); got != want {
+				t.Errorf("position of the same answer=%s, want %s", got, want)
+			}
+			rt.set("0/16B3900", `[{"name":"a","count":40},{"name":"b","count":30}]`)
+			changed := read()
+			if want := []ranking.Row{{Name: "a", Count: 40}, {Name: "b", Count: 30}}; !equalRows(changed.Rows, want) {
+				t.Fatalf("rows after a change=%v, want %v", changed.Rows, want)
+			}
+			if want := []ranking.Row{{Name: "b", Count: 30}, {Name: "a", Count: 7}}; !equalRows(first.Rows, want) {
+				t.Fatalf("an earlier answer's rows changed to %v, want %v", first.Rows, want)
+			}
+			if got, want := changed.Position, position.LSN(0x16B3900); got != want {
+				t.Errorf("position after a change=%s, want %s", got, want)
+			}
+		})
+	}
 }
