@@ -76,11 +76,17 @@ type Flight struct {
 	// APIKey, when set, is sent on every call as authorization: Bearer <key>,
 	// which a runtime with runtime.auth.api-key accepts without a handshake.
 	APIKey string
+	// Coalesce lets concurrent reads of the same request share calls: reads
+	// that arrive while a call is in flight wait for the next call, which starts
+	// when it ends and answers all of them, so every answer is still from a
+	// call that started after its read arrived. Off when false.
+	Coalesce bool
 
 	name, addr, query string
 	ticket            *flight.Ticket // the query as a plain Flight ticket
 	client            *flightsql.Client
 	last              atomic.Pointer[answer] // the last answer decoded
+	calls             coalescer
 }
 
 // NewFlight returns a reader that sends query to the runtime at addr (host:port,
@@ -132,9 +138,17 @@ func (f *Flight) Close() error {
 }
 
 // Ranking runs the reader's query. Errors are *SourceError, except the caller's
-// own cancellation, which is returned as the context's error.
+// own cancellation, which is returned as the context's error. With Coalesce,
+// concurrent reads of the same request share calls (see coalescer).
 func (f *Flight) Ranking(ctx context.Context, req Request) (Result, error) {
-	return f.run(ctx, f.timeout(f.Timeout, DefaultTimeout), req)
+	timeout := f.timeout(f.Timeout, DefaultTimeout)
+	if !f.Coalesce {
+		return f.run(ctx, timeout, req)
+	}
+	return f.calls.do(ctx, req,
+		func(ctx context.Context) (Result, error) { return f.run(ctx, timeout, req) },
+		func(ctx context.Context, err error) error { return f.wrap(ctx, timeout, "query", err) },
+		timeout)
 }
 
 // Ping runs the query once, bounded by PingTimeout: it succeeds when the runtime
