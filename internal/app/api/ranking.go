@@ -96,7 +96,7 @@ func renderText(rows []ranking.Row) []byte {
 func rankingRequest(r *http.Request) (ranking.Request, error) {
 	var req ranking.Request
 	v, from := r.Header.Get(wire.HeaderMinPosition), wire.HeaderMinPosition
-	if v == "" {
+	if v == "" && r.URL.RawQuery != "" { // Query parses into a new map every time
 		v, from = r.URL.Query().Get(QueryMinPosition), QueryMinPosition
 	}
 	if v != "" {
