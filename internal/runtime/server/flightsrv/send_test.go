@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"testing"
 	"time"
 
@@ -158,6 +159,42 @@ func TestCachedAnswerIsSentAsTheSameBytes(t *testing.T) {
 	}
 	if got, want := viaSQL.cache, "HIT"; got != want {
 		t.Errorf("Flight SQL statement ticket: cache=%s, want %s", got, want)
+	}
+
+	// Concurrent hits send the one kept encoding side by side.
+	var wg sync.WaitGroup
+	same := make(chan bool, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := c.Client.DoGet(ctx, &flight.Ticket{Ticket: []byte(q)})
+			if err != nil {
+				same <- false
+				return
+			}
+			var got [][]byte
+			for {
+				fd, err := s.Recv()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					same <- false
+					return
+				}
+				b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(fd)
+				got = append(got, b)
+			}
+			same <- sameBytes(got, hit.msgs)
+		}()
+	}
+	wg.Wait()
+	close(same)
+	for ok := range same {
+		if !ok {
+			t.Error("a concurrent hit failed or differs")
+		}
 	}
 
 	r.changeOrders(t, 200)
