@@ -26,6 +26,10 @@
 // token. The action spice.watch (wire.ActionWatch) streams a notice after every
 // change of a table, which the flightsql connector of a chained runtime listens to.
 //
+// A DoGet answer from the engine's results cache is sent as the Flight messages
+// encoded for its cache entry the first time (kept in the entry's engine.Memo):
+// the same bytes the Arrow writer produces, without encoding them per request.
+//
 // Every data answer carries gRPC header metadata spice-position (the LSN the
 // answer reflects) and results-cache-status (HIT, MISS or BYPASS). A request may
 // send spice-min-position to wait (bounded by the engine) for fresher data, and
