@@ -51,6 +51,7 @@ type Config struct {
 	MaterializedAddr string
 	RuntimeTimeout   time.Duration
 	RuntimeProtocol  string
+	RuntimeCoalesce  bool
 	RequestTimeout   time.Duration
 	ShutdownTimeout  time.Duration
 	TrustedProxies   []string
@@ -102,6 +103,8 @@ var envVars = []envVar{
 			c.RuntimeProtocol = v
 			return nil
 		}},
+	{"RUNTIME_COALESCE", "true", "true: concurrent reads of a runtime share calls (those arriving while a call runs wait for the next one, which answers them all); false: one call per read",
+		func(c *Config, v string) (err error) { c.RuntimeCoalesce, err = strconv.ParseBool(v); return err }},
 	{"API_REQUEST_TIMEOUT", api.DefaultRequestTimeout.String(), "longest a request may take",
 		func(c *Config, v string) (err error) { c.RequestTimeout, err = duration(v); return err }},
 	{"API_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout.String(), "how long requests in flight may finish on SIGINT/SIGTERM",

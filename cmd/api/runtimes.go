@@ -16,6 +16,7 @@ func (m *Main) openRuntime(name, addr, key, query string) (*replicas.Pool, error
 		f := ranking.NewFlight(name, replica, query)
 		f.Timeout = cfg.RuntimeTimeout
 		f.Protocol = cfg.RuntimeProtocol
+		f.Coalesce = cfg.RuntimeCoalesce
 		f.APIKey = key
 		return f, f.Open()
 	})

@@ -556,3 +556,67 @@ func TestStatusOf(t *testing.T) {
 		}
 	}
 }
+
+// TestRanking_RenderedAnswerFollowsTheRows: one handler serves many answers (it
+// keeps the last one rendered); each answer's body is that of its own rows and
+// its headers carry its own position, whether the rows changed or not.
+func TestRanking_RenderedAnswerFollowsTheRows(t *testing.T) {
+	f := newFixture(t)
+	h := f.server.Handler()
+	a := []ranking.Row{{Name: "nintendo", Count: 30}, {Name: "flower", Count: 10}}
+	b := []ranking.Row{{Name: "flower", Count: 35}, {Name: "nintendo", Count: 30}}
+	for i, step := range []struct {
+		rows     []ranking.Row
+		pos      position.LSN
+		json     bool
+		wantBody string
+	}{
+		{a, 1, false, "==== Leading Products ====\n        30 sold: nintendo\n        10 sold: flower\n"},
+		{a, 2, true, `[{"name":"nintendo","count":30},{"name":"flower","count":10}]` + "\n"},
+		{a, 3, false, "==== Leading Products ====\n        30 sold: nintendo\n        10 sold: flower\n"},
+		{b, 4, false, "==== Leading Products ====\n        35 sold: flower\n        30 sold: nintendo\n"},
+		{b, 5, true, `[{"name":"flower","count":35},{"name":"nintendo","count":30}]` + "\n"},
+		{nil, 6, true, "[]\n"},
+		{a[:1], 7, false, "==== Leading Products ====\n        30 sold: nintendo\n"},
+		{a, 8, true, `[{"name":"nintendo","count":30},{"name":"flower","count":10}]` + "\n"},
+	} {
+		f.materialized = func(ctx context.Context, req ranking.Request) (ranking.Result, error) {
+			return ranking.Result{Rows: step.rows, Position: step.pos, CacheStatus: "HIT"}, nil
+		}
+		req := httptest.NewRequest("GET", "/ranking-materialized", nil)
+		if step.json {
+			req.Header.Set("Accept", "application/json")
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if got, want := w.Code, 200; got != want {
+			t.Fatalf("step %d: status=%d, want %d: %s", i, got, want, w.Body)
+		}
+		if got := w.Body.String(); got != step.wantBody {
+			t.Fatalf("step %d: body=%q, want %q", i, got, step.wantBody)
+		}
+		if got, want := w.Header().Get(wire.HeaderPosition), step.pos.String(); got != want {
+			t.Fatalf("step %d: Spice-Position=%q, want %q", i, got, want)
+		}
+		wantType := "text/plain; charset=utf-8"
+		if step.json {
+			wantType = "application/json"
+		}
+		if got := w.Header().Get("Content-Type"); got != wantType {
+			t.Fatalf("step %d: content type=%q, want %q", i, got, wantType)
+		}
+	}
+	// The rows a reader returned may be changed by it afterwards (they are its
+	// own): the kept rendering does not follow them.
+	rows := []ranking.Row{{Name: "x", Count: 1}}
+	f.materialized = func(ctx context.Context, req ranking.Request) (ranking.Result, error) {
+		return ranking.Result{Rows: rows}, nil
+	}
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/ranking-materialized", nil))
+	rows[0].Count = 2
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/ranking-materialized", nil))
+	if got, want := w.Body.String(), "==== Leading Products ====\n         2 sold: x\n"; got != want {
+		t.Fatalf("after the reader changed its rows: body=%q, want %q", got, want)
+	}
+}

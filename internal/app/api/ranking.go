@@ -1,10 +1,13 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 	"github.com/cqrs-spice/cqrs/internal/position"
@@ -22,6 +25,7 @@ const rankingTitle = "==== Leading Products ====\n"
 // JSON for Accept: application/json. Spice-Position says which source position the
 // answer reflects.
 func (s *Server) handleRanking(reader RankingReader) http.HandlerFunc {
+	var last atomic.Pointer[rendered]
 	return func(w http.ResponseWriter, r *http.Request) {
 		req, err := rankingRequest(r)
 		if err != nil {
@@ -39,16 +43,42 @@ func (s *Server) handleRanking(reader RankingReader) http.HandlerFunc {
 			h.Set(wire.HeaderCacheStatus, res.CacheStatus)
 		}
 		h.Set("Vary", "Accept")
+		body := last.Load()
+		if body == nil || !slices.Equal(body.rows, res.Rows) {
+			body = render(res.Rows)
+			last.Store(body)
+		}
 		if wantsJSON(r) {
-			if res.Rows == nil {
-				res.Rows = []ranking.Row{}
+			if body.json == nil {
+				writeJSON(w, http.StatusOK, body.rows)
+				return
 			}
-			writeJSON(w, http.StatusOK, res.Rows)
+			h.Set("Content-Type", "application/json")
+			_, _ = w.Write(body.json)
 			return
 		}
 		h.Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write(renderText(res.Rows))
+		_, _ = w.Write(body.text)
 	}
+}
+
+// rendered is an answer's body in both formats. A handler keeps the last one
+// and sends it again while the rows are the same (whatever the position, which
+// goes in a header), so an unchanged ranking is not formatted again.
+type rendered struct {
+	rows       []ranking.Row
+	text, json []byte
+}
+
+func render(rows []ranking.Row) *rendered {
+	if rows == nil {
+		rows = []ranking.Row{}
+	}
+	out := &rendered{rows: slices.Clone(rows), text: renderText(rows)}
+	if b, err := json.Marshal(rows); err == nil { // else writeJSON answers 500
+		out.json = append(b, '\n')
+	}
+	return out
 }
 
 // renderText formats rows as the recipe's app does.
@@ -66,7 +96,7 @@ func renderText(rows []ranking.Row) []byte {
 func rankingRequest(r *http.Request) (ranking.Request, error) {
 	var req ranking.Request
 	v, from := r.Header.Get(wire.HeaderMinPosition), wire.HeaderMinPosition
-	if v == "" {
+	if v == "" && r.URL.RawQuery != "" { // Query parses into a new map every time
 		v, from = r.URL.Query().Get(QueryMinPosition), QueryMinPosition
 	}
 	if v != "" {

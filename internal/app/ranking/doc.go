@@ -22,6 +22,11 @@
 //	defer acc.Close()
 //	res, err := acc.Ranking(ctx, ranking.Request{MinPosition: lsn})
 //
+// An answer whose bytes equal the last one's is not decoded again (its rows are
+// shared, read-only). With Coalesce, concurrent reads of the same Request share
+// calls: those arriving while a call is in flight wait for the next one, so each
+// answer still comes from a call that started after its read arrived.
+//
 // Every Result carries the source position it reflects (the runtime's spice-position
 // header) and, from a runtime, its results-cache status. Errors wrap one of the
 // sentinels ErrUnavailable, ErrTimeout and ErrBadAnswer inside a *SourceError that

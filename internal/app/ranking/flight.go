@@ -1,14 +1,19 @@
 package ranking
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
@@ -71,16 +76,24 @@ type Flight struct {
 	// APIKey, when set, is sent on every call as authorization: Bearer <key>,
 	// which a runtime with runtime.auth.api-key accepts without a handshake.
 	APIKey string
+	// Coalesce lets concurrent reads of the same request share calls: reads
+	// that arrive while a call is in flight wait for the next call, which starts
+	// when it ends and answers all of them, so every answer is still from a
+	// call that started after its read arrived. Off when false.
+	Coalesce bool
 
 	name, addr, query string
+	ticket            *flight.Ticket // the query as a plain Flight ticket
 	client            *flightsql.Client
+	last              atomic.Pointer[answer] // the last answer decoded
+	calls             coalescer
 }
 
 // NewFlight returns a reader that sends query to the runtime at addr (host:port,
 // plaintext gRPC). name says what the runtime is in error messages ("accelerated
 // runtime"). Call Open before use.
 func NewFlight(name, addr, query string) *Flight {
-	return &Flight{name: name, addr: addr, query: query}
+	return &Flight{name: name, addr: addr, query: query, ticket: &flight.Ticket{Ticket: []byte(query)}}
 }
 
 // Name returns the runtime's name, as given to NewFlight.
@@ -125,9 +138,17 @@ func (f *Flight) Close() error {
 }
 
 // Ranking runs the reader's query. Errors are *SourceError, except the caller's
-// own cancellation, which is returned as the context's error.
+// own cancellation, which is returned as the context's error. With Coalesce,
+// concurrent reads of the same request share calls (see coalescer).
 func (f *Flight) Ranking(ctx context.Context, req Request) (Result, error) {
-	return f.run(ctx, f.timeout(f.Timeout, DefaultTimeout), req)
+	timeout := f.timeout(f.Timeout, DefaultTimeout)
+	if !f.Coalesce {
+		return f.run(ctx, timeout, req)
+	}
+	return f.calls.do(ctx, req,
+		func(ctx context.Context) (Result, error) { return f.run(ctx, timeout, req) },
+		func(ctx context.Context, err error) error { return f.wrap(ctx, timeout, "query", err) },
+		timeout)
 }
 
 // Ping runs the query once, bounded by PingTimeout: it succeeds when the runtime
@@ -153,12 +174,12 @@ func (f *Flight) run(ctx context.Context, timeout time.Duration, req Request) (R
 	}
 
 	if f.Protocol != ProtocolFlightSQL {
-		res := Result{Rows: make([]Row, 0, Limit)}
-		pos, cache, err := f.fetch(ctx, &flight.Ticket{Ticket: []byte(f.query)}, &res.Rows)
+		var res Result
+		var err error
+		res.Rows, res.Position, res.CacheStatus, err = f.fetch(ctx, f.ticket)
 		if err != nil {
 			return Result{}, f.wrap(ctx, timeout, "query", err)
 		}
-		res.Position, res.CacheStatus = pos, cache
 		return res, nil
 	}
 	var infoMD metadata.MD
@@ -166,11 +187,17 @@ func (f *Flight) run(ctx context.Context, timeout time.Duration, req Request) (R
 	if err != nil {
 		return Result{}, f.wrap(ctx, timeout, "query", err)
 	}
-	res := Result{Rows: make([]Row, 0, Limit)}
+	var res Result
 	for i, ep := range info.GetEndpoint() {
-		pos, cache, err := f.fetch(ctx, ep.GetTicket(), &res.Rows)
+		rows, pos, cache, err := f.fetch(ctx, ep.GetTicket())
 		if err != nil {
 			return Result{}, f.wrap(ctx, timeout, "fetch", err)
+		}
+		if i == 0 {
+			res.Rows = rows
+		} else {
+			// Clipped: the first endpoint's rows may be shared (see decode).
+			res.Rows = append(slices.Clip(res.Rows), rows...)
 		}
 		// An answer spread over endpoints reflects the least of their positions.
 		if i == 0 || pos < res.Position {
@@ -191,25 +218,101 @@ func (f *Flight) run(ctx context.Context, timeout time.Duration, req Request) (R
 	return res, nil
 }
 
-// fetch reads one ticket to its end, appending its rows, and returns the
-// position and cache status of its header. grpc.Header is filled in only once the
-// stream has finished, which reading to the end guarantees.
-func (f *Flight) fetch(ctx context.Context, t *flight.Ticket, rows *[]Row) (position.LSN, string, error) {
+// fetch reads one ticket to its end and returns its rows with the position and
+// cache status of its header. grpc.Header is filled in only once the stream has
+// finished, which reading to the end guarantees. The rows may be shared with
+// other answers (see decode): read-only.
+func (f *Flight) fetch(ctx context.Context, t *flight.Ticket) ([]Row, position.LSN, string, error) {
 	var md metadata.MD
-	rdr, err := f.client.DoGet(ctx, t, grpc.Header(&md))
+	stream, err := f.client.Client.DoGet(ctx, t, grpc.Header(&md))
 	if err != nil {
-		return 0, "", err
+		return nil, 0, "", err
+	}
+	var msgs []*flight.FlightData
+	for {
+		fd, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, 0, "", err
+		}
+		msgs = append(msgs, fd)
+	}
+	rows, err := f.decode(msgs)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	return rows, positionOf(md), first(md, wire.MetadataCacheStatus), nil
+}
+
+// answer is a decoded answer: the messages it came in and the rows they hold.
+type answer struct {
+	msgs []*flight.FlightData
+	rows []Row
+}
+
+// decode returns the rows of an answer's messages. An answer whose messages are
+// byte for byte those of the last one decoded (the runtime's results cache sends
+// the same bytes until the data changes) has the same rows, which are returned
+// without decoding again: the same slice, so callers must not modify it.
+func (f *Flight) decode(msgs []*flight.FlightData) ([]Row, error) {
+	if last := f.last.Load(); last != nil && sameMessages(last.msgs, msgs) {
+		return last.rows, nil
+	}
+	rows, err := decodeRows(msgs, f.Alloc)
+	if err != nil {
+		return nil, err
+	}
+	f.last.Store(&answer{msgs: msgs, rows: slices.Clip(rows)})
+	return rows, nil
+}
+
+// decodeRows reads the rows of an IPC stream sent as Flight messages.
+func decodeRows(msgs []*flight.FlightData, alloc memory.Allocator) ([]Row, error) {
+	rdr, err := flight.NewRecordReader(&replay{msgs: msgs}, ipc.WithAllocator(alloc))
+	if err != nil {
+		return nil, err
 	}
 	defer rdr.Release()
+	rows := make([]Row, 0, Limit)
 	for rdr.Next() {
-		if *rows, err = appendRows(*rows, rdr.RecordBatch()); err != nil {
-			return 0, "", err
+		if rows, err = appendRows(rows, rdr.RecordBatch()); err != nil {
+			return nil, err
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		return 0, "", err
+		return nil, err
 	}
-	return positionOf(md), first(md, wire.MetadataCacheStatus), nil
+	return rows, nil
+}
+
+// replay serves messages already received to a flight.Reader.
+type replay struct {
+	msgs []*flight.FlightData
+}
+
+func (r *replay) Recv() (*flight.FlightData, error) {
+	if len(r.msgs) == 0 {
+		return nil, io.EOF
+	}
+	m := r.msgs[0]
+	r.msgs = r.msgs[1:]
+	return m, nil
+}
+
+// sameMessages reports whether a and b carry the same IPC messages: headers and
+// bodies, which are all that decoding reads.
+func sameMessages(a, b []*flight.FlightData) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i].GetDataHeader(), b[i].GetDataHeader()) || !bytes.Equal(a[i].GetDataBody(), b[i].GetDataBody()) {
+			return false
+		}
+	}
+	return true
 }
 
 // outgoing attaches the request's minimum position and cache control as gRPC

@@ -3,6 +3,7 @@ package ranking_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -39,9 +40,17 @@ type runtime struct {
 	err    error  // returned by GetFlightInfo instead of an answer
 	delay  time.Duration
 
+	// gate, when set, holds every call until it is closed; entered gets a
+	// value as each call arrives. Calls are counted, and with numbered each
+	// answer's position is its call's number.
+	gate     chan struct{}
+	entered  chan struct{}
+	numbered bool
+
 	mu    sync.Mutex
 	query string
 	md    metadata.MD // incoming metadata of the last GetFlightInfo
+	calls int
 }
 
 // called records a call's query and metadata and plays the configured delay and
@@ -50,7 +59,15 @@ func (s *runtime) called(ctx context.Context, query string) error {
 	md, _ := metadata.FromIncomingContext(ctx)
 	s.mu.Lock()
 	s.query, s.md = query, md
+	s.calls++
+	if s.numbered {
+		s.pos = fmt.Sprintf("0/%X", s.calls)
+	}
 	s.mu.Unlock()
+	if s.gate != nil {
+		s.entered <- struct{}{}
+		<-s.gate
+	}
 	if s.delay > 0 {
 		select {
 		case <-time.After(s.delay):
@@ -63,10 +80,13 @@ func (s *runtime) called(ctx context.Context, query string) error {
 
 // answer stamps the header and returns the answer's one record batch.
 func (s *runtime) answer(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	if s.pos != "" {
-		_ = grpc.SetHeader(ctx, metadata.Pairs(wire.MetadataPosition, s.pos, wire.MetadataCacheStatus, s.cache))
+	s.mu.Lock()
+	pos, rows := s.pos, s.rows
+	s.mu.Unlock()
+	if pos != "" {
+		_ = grpc.SetHeader(ctx, metadata.Pairs(wire.MetadataPosition, pos, wire.MetadataCacheStatus, s.cache))
 	}
-	rec, _, err := array.RecordFromJSON(s.alloc, s.schema, strings.NewReader(s.rows))
+	rec, _, err := array.RecordFromJSON(s.alloc, s.schema, strings.NewReader(rows))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -144,6 +164,13 @@ func MustServe(tb testing.TB, rt *runtime) string {
 	go func() { _ = srv.Serve() }()
 	tb.Cleanup(srv.Shutdown)
 	return srv.Addr().String()
+}
+
+// set changes the answer and its position.
+func (s *runtime) set(pos, rows string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pos, s.rows = pos, rows
 }
 
 // protocols are the ways a Flight reads; tests of what the api sees run on each.
@@ -437,4 +464,112 @@ func equalRows(a, b []ranking.Row) bool {
 		}
 	}
 	return true
+}
+
+// TestFlight_Ranking_ReusesAnUnchangedAnswer: an answer that arrives as the
+// same bytes as the last one is not decoded again (the rows are the same slice),
+// while its position is still its own; a changed answer is decoded.
+func TestFlight_Ranking_ReusesAnUnchangedAnswer(t *testing.T) {
+	for _, protocol := range protocols {
+		t.Run(protocol, func(t *testing.T) {
+			rt := newRuntime(t, arrow.PrimitiveTypes.Int64, `[{"name":"b","count":30},{"name":"a","count":7}]`)
+			f := MustOpenQuery(t, MustServe(t, rt), ranking.AcceleratedQuery, protocol)
+			read := func() ranking.Result {
+				t.Helper()
+				res, err := f.Ranking(context.Background(), ranking.Request{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			first := read()
+			rt.set("0/16B3800", `[{"name":"b","count":30},{"name":"a","count":7}]`) // a new position, same rows
+			again := read()
+			if &again.Rows[0] != &first.Rows[0] {
+				t.Error("the same answer was decoded again")
+			}
+			if got, want := again.Position, position.LSN(0x16B3800); got != want {
+				t.Errorf("position of the same answer=%s, want %s", got, want)
+			}
+			rt.set("0/16B3900", `[{"name":"a","count":40},{"name":"b","count":30}]`)
+			changed := read()
+			if want := []ranking.Row{{Name: "a", Count: 40}, {Name: "b", Count: 30}}; !equalRows(changed.Rows, want) {
+				t.Fatalf("rows after a change=%v, want %v", changed.Rows, want)
+			}
+			if want := []ranking.Row{{Name: "b", Count: 30}, {Name: "a", Count: 7}}; !equalRows(first.Rows, want) {
+				t.Fatalf("an earlier answer's rows changed to %v, want %v", first.Rows, want)
+			}
+			if got, want := changed.Position, position.LSN(0x16B3900); got != want {
+				t.Errorf("position after a change=%s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// TestFlight_Ranking_Coalesce: reads that arrive while a call is in flight
+// share the next call, not the one in flight, which may have started before a
+// write they must see: every read gets an answer from a call that started after
+// it arrived.
+func TestFlight_Ranking_Coalesce(t *testing.T) {
+	rt := newRuntime(t, arrow.PrimitiveTypes.Int64, `[{"name":"b","count":30}]`)
+	rt.gate, rt.entered, rt.numbered = make(chan struct{}), make(chan struct{}, 100), true
+	f := MustOpenQuery(t, MustServe(t, rt), ranking.AcceleratedQuery, "")
+	f.Coalesce = true
+
+	type answer struct {
+		res ranking.Result
+		err error
+	}
+	first := make(chan answer, 1)
+	go func() {
+		res, err := f.Ranking(context.Background(), ranking.Request{})
+		first <- answer{res, err}
+	}()
+	<-rt.entered // call 1 is in flight
+	const n = 8
+	rest := make(chan answer, n)
+	for range n {
+		go func() {
+			res, err := f.Ranking(context.Background(), ranking.Request{})
+			rest <- answer{res, err}
+		}()
+	}
+	for ranking.Waiting(f, ranking.Request{}) < n {
+		time.Sleep(time.Millisecond) // until all of them wait
+	}
+	close(rt.gate)
+	a := <-first
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if got, want := a.res.Position, position.LSN(1); got != want {
+		t.Errorf("first read: position=%s, want %s (call 1)", got, want)
+	}
+	for range n {
+		a := <-rest
+		if a.err != nil {
+			t.Fatal(a.err)
+		}
+		if got, want := a.res.Position, position.LSN(2); got != want {
+			t.Errorf("a read that arrived during call 1: position=%s, want %s (call 2)", got, want)
+		}
+		if want := []ranking.Row{{Name: "b", Count: 30}}; !equalRows(a.res.Rows, want) {
+			t.Errorf("rows=%v, want %v", a.res.Rows, want)
+		}
+	}
+	rt.mu.Lock()
+	calls := rt.calls
+	rt.mu.Unlock()
+	if got, want := calls, 2; got != want {
+		t.Errorf("calls=%d, want %d for %d reads", got, want, n+1)
+	}
+
+	// A read alone makes its own call at once.
+	res, err := f.Ranking(context.Background(), ranking.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Position, position.LSN(3); got != want {
+		t.Errorf("read alone: position=%s, want %s", got, want)
+	}
 }

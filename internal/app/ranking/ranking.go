@@ -59,6 +59,9 @@ type Request struct {
 
 // Result is one answer.
 type Result struct {
+	// Rows may be shared with other answers of the same content (a reader
+	// reuses what it decoded when the source sends the same answer again):
+	// read them, never modify them.
 	Rows []Row
 	// Position is the source position the answer reflects; zero when the source
 	// did not say.

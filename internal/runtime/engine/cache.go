@@ -18,7 +18,9 @@ const (
 // input (views included, through their inputs) makes a new key. The TTL bounds
 // memory held by idle entries: expired entries are swept as new ones arrive.
 // MaxBytes counts each entry's key (the query text) with its result, so large
-// distinct query texts evict older entries instead of growing the heap. Safe for
+// distinct query texts evict older entries instead of growing the heap. A small
+// result's entry also counts the room of its Memo (about its size again, see
+// EntryBytes), where a server keeps the result encoded for sending. Safe for
 // concurrent use.
 type Cache struct {
 	// MaxBytes bounds the Arrow size of cached results plus their keys;
@@ -52,7 +54,7 @@ func (c *Cache) entries() *lru.Cache[*Result] {
 }
 
 // Get returns a copy of the entry's result (records retained; the caller
-// releases), or nil.
+// releases), or nil. The copy shares the entry's Memo.
 func (c *Cache) Get(key string) *Result {
 	res := c.Peek(key)
 	c.count(res != nil)
@@ -74,12 +76,13 @@ func (c *Cache) Peek(key string) *Result {
 }
 
 // Put stores res under key (retaining its records) when it fits: one entry may
-// take at most a quarter of MaxBytes.
+// take at most a quarter of MaxBytes. The entry gets a Memo of its own.
 func (c *Cache) Put(key string, res *Result) {
 	cp := *res
 	cp.Records = append(res.Records[:0:0], res.Records...)
+	cp.Memo = newMemo(res)
 	cp.Retain()
-	if !c.entries().Add(key, &cp, res.Bytes) {
+	if !c.entries().Add(key, &cp, EntryBytes(res)) {
 		cp.Release()
 	}
 	c.gauge()

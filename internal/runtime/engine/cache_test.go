@@ -62,7 +62,10 @@ func TestCacheSharesResultsAndReleasesThem(t *testing.T) {
 func TestCacheEvictsLeastRecentWhenFull(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	c := engine.NewCache(4*(8*100+1+lru.EntryOverhead), time.Hour) // room for four results of 100 rows and their keys
+	sized := result(t, mem, 100)
+	entry := engine.EntryBytes(sized)
+	sized.Release()
+	c := engine.NewCache(4*(entry+1+lru.EntryOverhead), time.Hour) // room for four results of 100 rows and their keys
 	for _, key := range []string{"a", "b", "c", "d"} {
 		res := result(t, mem, 100)
 		c.Put(key, res)
@@ -120,4 +123,64 @@ func TestCacheExpiresEntries(t *testing.T) {
 	}
 	c.Clear()
 	t.Fatal("entry with a 1ns TTL was still served after a second")
+}
+
+// TestCacheEntriesShareOneMemo: every answer from one cache entry shares its
+// memo, which builds a value once and keeps it while it fits the entry's room;
+// a new entry (new data) starts empty.
+func TestCacheEntriesShareOneMemo(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	c := engine.NewCache(1<<20, time.Hour)
+	res := result(t, mem, 10)
+	c.Put("q@v1", res)
+	res.Release()
+
+	builds := 0
+	build := func(size int64) func() (any, int64, error) {
+		return func() (any, int64, error) { builds++; return builds, size, nil }
+	}
+	for i := 0; i < 3; i++ {
+		hit := c.Get("q@v1")
+		if hit.Memo == nil {
+			t.Fatal("a cached result has no memo")
+		}
+		v, err := hit.Memo.Load("enc", build(100))
+		hit.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := v, any(1); got != want {
+			t.Fatalf("answer %d: value=%v, want %v (built once)", i, got, want)
+		}
+	}
+	// A value larger than the room is returned but not kept.
+	hit := c.Get("q@v1")
+	for i := 0; i < 2; i++ {
+		if _, err := hit.Memo.Load("huge", build(engine.MaxMemoBytes*2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hit.Release()
+	if got, want := builds, 3; got != want {
+		t.Fatalf("builds=%d, want %d (one kept, two too large to keep)", got, want)
+	}
+
+	res = result(t, mem, 10)
+	c.Put("q@v2", res)
+	res.Release()
+	hit = c.Get("q@v2")
+	v, _ := hit.Memo.Load("enc", build(100))
+	hit.Release()
+	if got, want := v, any(4); got != want {
+		t.Fatalf("new entry: value=%v, want a new build (%v)", got, want)
+	}
+	// Results outside the cache have no memo: a nil memo builds every time.
+	var none *engine.Memo
+	v1, _ := none.Load("enc", build(1))
+	v2, _ := none.Load("enc", build(1))
+	if v1 == v2 {
+		t.Fatal("a nil memo kept a value")
+	}
+	c.Clear()
 }

@@ -148,6 +148,10 @@ type Result struct {
 	// Filled in by the engine.
 	Position position.LSN // the source position the answer reflects (0: unknown)
 	Cache    CacheStatus  // hit, miss or bypass
+	// Memo, on results from the results cache, is shared by every answer from
+	// the same entry: what a server derives from the result (its encoding) is
+	// kept there. nil otherwise.
+	Memo *Memo
 }
 
 // Retain adds a reference to every record (for sharing a cached result).

@@ -33,9 +33,9 @@ func (s *Server) authenticate(ctx context.Context) error {
 	if s.keys.Empty() {
 		return nil
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
+	// ValueFromIncomingContext copies one key's values, not the whole metadata.
 	seen := false
-	for _, v := range md.Get(metadataAuthorization) {
+	for _, v := range metadata.ValueFromIncomingContext(ctx, metadataAuthorization) {
 		seen = true
 		scheme, cred, _ := strings.Cut(strings.TrimSpace(v), " ")
 		cred = strings.TrimSpace(cred)
@@ -50,7 +50,7 @@ func (s *Server) authenticate(ctx context.Context) error {
 			}
 		}
 	}
-	for _, v := range md.Get(metadataAPIKey) {
+	for _, v := range metadata.ValueFromIncomingContext(ctx, metadataAPIKey) {
 		seen = true
 		if s.keys.Valid(strings.TrimSpace(v)) {
 			return nil

@@ -26,6 +26,10 @@
 // token. The action spice.watch (wire.ActionWatch) streams a notice after every
 // change of a table, which the flightsql connector of a chained runtime listens to.
 //
+// A DoGet answer from the engine's results cache is sent as the Flight messages
+// encoded for its cache entry the first time (kept in the entry's engine.Memo):
+// the same bytes the Arrow writer produces, without encoding them per request.
+//
 // Subscriptions: DoExchange whose first message carries a CMD descriptor
 // {"subscribe": "<dataset or view>"} (wire.SubscribeRequest) streams the rows of
 // the table or view: the schema, snapshot batches, a commit marker, then per
@@ -36,7 +40,8 @@
 // otherwise, and when the store cannot maintain results, the answer is
 // Unimplemented, on which subscribers fall back to spice.watch. A subscriber that
 // falls behind the engine's queue gets ResourceExhausted, one whose rows were
-// replaced wholesale Aborted; a closing server ends streams with Unavailable. Both runtimes log the subscription's mode.
+// replaced wholesale Aborted; a closing server ends streams with Unavailable.
+// Both runtimes log the subscription's mode.
 //
 // Every data answer carries gRPC header metadata spice-position (the LSN the
 // answer reflects) and results-cache-status (HIT, MISS or BYPASS). A request may

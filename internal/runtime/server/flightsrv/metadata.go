@@ -24,8 +24,8 @@ const (
 // minimum position (spice-min-position) and cache control.
 func queryOf(ctx context.Context, sql string, args []any) (engine.Query, error) {
 	q := engine.Query{SQL: sql, Args: args}
-	md, _ := metadata.FromIncomingContext(ctx)
-	if v := md.Get(wire.MetadataMinPosition); len(v) > 0 && strings.TrimSpace(v[0]) != "" {
+	// Per key: FromIncomingContext would copy all of the metadata on every query.
+	if v := metadata.ValueFromIncomingContext(ctx, wire.MetadataMinPosition); len(v) > 0 && strings.TrimSpace(v[0]) != "" {
 		lsn, err := position.Parse(v[0])
 		if err != nil {
 			return q, invalidf("metadata %s: %q is not a position; send an LSN like 0/16B3748 (the %s of an earlier answer)",
@@ -33,7 +33,7 @@ func queryOf(ctx context.Context, sql string, args []any) (engine.Query, error) 
 		}
 		q.MinPosition = lsn
 	}
-	q.NoCache = wire.WantsNoCache(md.Get(wire.MetadataCacheControl)...)
+	q.NoCache = wire.WantsNoCache(metadata.ValueFromIncomingContext(ctx, wire.MetadataCacheControl)...)
 	return q, nil
 }
 

@@ -5,9 +5,8 @@ import (
 	"encoding/base64"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
+	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -31,6 +30,11 @@ type service struct {
 
 // isFlightSQL reports whether b is a protobuf Any holding a Flight SQL message.
 func isFlightSQL(b []byte) bool {
+	// An Any starts with its type URL, field 1 (tag 0x0a); SQL text never does,
+	// so a query ticket is told apart without parsing it.
+	if len(b) == 0 || b[0] != 0x0a {
+		return false
+	}
 	var a anypb.Any
 	if err := proto.Unmarshal(b, &a); err != nil {
 		return false
@@ -116,50 +120,49 @@ func (v *service) GetSchema(ctx context.Context, desc *flight.FlightDescriptor) 
 	return v.sql.schemaResult(ctx, sql)
 }
 
-// DoGet runs a ticket that is SQL text directly; Flight SQL tickets go to the
-// router.
+// DoGet runs a ticket that is SQL text directly, and answers a Flight SQL
+// statement ticket itself; other Flight SQL tickets go to the router. Both
+// answers are sent by send, which sends a cached result as the messages
+// encoded by its first answer.
 func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	ctx := stream.Context()
 	if isFlightSQL(t.GetTicket()) {
-		return v.FlightServer.DoGet(t, stream)
+		handle, ok := statementTicket(t.GetTicket())
+		if !ok {
+			return v.FlightServer.DoGet(t, stream)
+		}
+		res, err := v.sql.statementResult(ctx, handle)
+		if err != nil {
+			return err
+		}
+		return send(ctx, stream, res)
 	}
 	if strings.TrimSpace(string(t.GetTicket())) == "" {
 		return invalidf("empty ticket; use the ticket of a GetFlightInfo answer, or SQL text")
 	}
-	schema, ch, err := v.sql.doGetSQL(stream.Context(), string(t.GetTicket()), nil)
+	res, err := v.sql.run(ctx, string(t.GetTicket()), nil)
 	if err != nil {
 		return err
 	}
-	return writeChunks(stream, schema, ch)
+	return send(ctx, stream, res)
 }
 
-// writeChunks sends the schema, then every chunk; the schema goes out even when
-// there are no rows.
-func writeChunks(stream flight.FlightService_DoGetServer, schema *arrow.Schema, ch <-chan flight.StreamChunk) error {
-	defer func() {
-		for c := range ch {
-			if c.Data != nil {
-				c.Data.Release()
-			}
-		}
-	}()
-	wr := flight.NewRecordWriter(stream, ipc.WithSchema(schema))
-	for c := range ch {
-		if c.Err != nil {
-			wr.Close()
-			return c.Err
-		}
-		err := wr.Write(c.Data)
-		c.Data.Release()
-		if err != nil {
-			wr.Close()
-			return err
-		}
+// statementTicketType is the type URL of a Flight SQL statement ticket.
+const statementTicketType = flightSQLTypePrefix + "TicketStatementQuery"
+
+// statementTicket returns the statement handle of a Flight SQL statement
+// ticket (the ticket of GetFlightInfo's answer); ok is false for any other
+// ticket.
+func statementTicket(b []byte) (handle []byte, ok bool) {
+	var a anypb.Any
+	if err := proto.Unmarshal(b, &a); err != nil || a.GetTypeUrl() != statementTicketType {
+		return nil, false
 	}
-	if err := stream.Context().Err(); err != nil {
-		wr.Close()
-		return err
+	var t pb.TicketStatementQuery
+	if err := proto.Unmarshal(a.GetValue(), &t); err != nil {
+		return nil, false
 	}
-	return wr.Close()
+	return t.GetStatementHandle(), true
 }
 
 func (v *service) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {

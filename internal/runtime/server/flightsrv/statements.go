@@ -129,21 +129,35 @@ func (q *sqlService) schemaResult(ctx context.Context, sql string) (*flight.Sche
 }
 
 func (q *sqlService) DoGetStatement(ctx context.Context, cmd flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	id, kind, payload, err := decodeTicket(cmd.GetStatementHandle())
+	res, err := q.statementResult(ctx, cmd.GetStatementHandle())
 	if err != nil {
 		return nil, nil, err
 	}
+	return q.stream(ctx, res)
+}
+
+// statementResult answers a statement ticket: the result GetFlightInfo holds
+// for it, else its query run again. The response headers are set.
+func (q *sqlService) statementResult(ctx context.Context, handle []byte) (*engine.Result, error) {
+	id, kind, payload, err := decodeTicket(handle)
+	if err != nil {
+		return nil, err
+	}
 	if res := q.s.tickets.take(id); res != nil {
 		setHeader(ctx, res.Position, res.Cache)
-		return q.stream(ctx, res)
+		return res, nil
 	}
 	switch kind {
 	case kindSQL:
-		return q.doGetSQL(ctx, string(payload), nil)
+		return q.run(ctx, string(payload), nil)
 	case kindPrepared:
-		return q.doGetPrepared(ctx, payload)
+		st, args, err := q.bound(payload)
+		if err != nil {
+			return nil, err
+		}
+		return q.run(ctx, st.sql, args)
 	default:
-		return nil, nil, invalidf("ticket kind %q was not issued by this server; call GetFlightInfo and use its ticket", kind)
+		return nil, invalidf("ticket kind %q was not issued by this server; call GetFlightInfo and use its ticket", kind)
 	}
 }
 
