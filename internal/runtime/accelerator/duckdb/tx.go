@@ -172,7 +172,7 @@ func (t *Tx) Append(table string, rd array.RecordReader, opt engine.AppendOption
 	tbl := TableIdent(table)
 	switch {
 	case len(opt.Key) > 0 && opt.Upsert:
-		query = `DELETE FROM ` + tbl + ` t USING {in} i WHERE ` + keyMatch("t", "i", opt.Key) + `; INSERT INTO ` + tbl + ` SELECT * FROM {in}`
+		query = `DELETE FROM ` + tbl + ` WHERE rowid IN (` + keyRowids(tbl, "{in}", opt.Key) + `); INSERT INTO ` + tbl + ` SELECT * FROM {in}`
 	case len(opt.Key) > 0:
 		query = `INSERT INTO ` + tbl + ` SELECT * FROM {in} i WHERE NOT EXISTS (SELECT 1 FROM ` + tbl + ` t WHERE ` + keyMatch("t", "i", opt.Key) + `)`
 	case opt.Column != "" && opt.Since != nil:
@@ -198,7 +198,8 @@ func (t *Tx) Delete(table string, keys array.RecordReader) (int64, error) {
 	for _, f := range keys.Schema().Fields() {
 		cols = append(cols, f.Name)
 	}
-	n, err := t.withArrow(keys, `DELETE FROM `+TableIdent(table)+` t USING {in} k WHERE `+keyMatch("t", "k", cols), true)
+	tbl := TableIdent(table)
+	n, err := t.withArrow(keys, `DELETE FROM `+tbl+` WHERE rowid IN (`+keyRowids(tbl, "{in}", cols)+`)`, true)
 	if err != nil {
 		return 0, fmt.Errorf("delete from %s: %w", table, err)
 	}
@@ -266,6 +267,26 @@ func (t *Tx) tableExists(table string) (bool, error) {
 		return false, fmt.Errorf("look up table %s: %w", table, err)
 	}
 	return n > 0, nil
+}
+
+// keyRowids selects the rowids of tbl's rows whose key columns equal those of a
+// row of in, NULL matching NULL. Rows without a NULL key are matched by plain
+// equality, which lets DuckDB push the keys' range into the scan of tbl as a
+// dynamic filter and skip the row groups outside it (a few rows read instead of
+// the whole table: keys such as a bigserial are clustered by insertion); IS NOT
+// DISTINCT FROM gets no such filter and reads every row. Rows with a NULL key
+// column are matched apart, restricted to such rows, which the scan skips by
+// the row groups' null statistics.
+func keyRowids(tbl, in string, cols []string) string {
+	eq := make([]string, len(cols))
+	null := make([]string, len(cols))
+	for i, c := range cols {
+		eq[i] = "t." + Ident(c) + " = k." + Ident(c)
+		null[i] = "t." + Ident(c) + " IS NULL"
+	}
+	return `SELECT t.rowid FROM ` + tbl + ` t JOIN ` + in + ` k ON ` + strings.Join(eq, " AND ") +
+		` UNION ALL SELECT t.rowid FROM ` + tbl + ` t JOIN ` + in + ` k ON ` + keyMatch("t", "k", cols) +
+		` WHERE ` + strings.Join(null, " OR ")
 }
 
 func keyMatch(a, b string, cols []string) string {
