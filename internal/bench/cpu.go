@@ -281,26 +281,27 @@ func cpuOf(cs []ProcessCPU, process string) *ProcessCPU {
 }
 
 // ReadCPU is the CPU per materialized read: api + runtime 2 of the materialized
-// scenario (cache on), in microseconds, net of the background where both are
-// known (net true), else gross; ok false when either is unknown.
-func ReadCPU(cs []ProcessCPU) (v float64, net, ok bool) {
+// scenario (cache on), in microseconds, gross (as the goal is stated: each
+// process's CPU over the requests served); ok false when either is unknown.
+// net is the same less the background, when both backgrounds are known.
+func ReadCPU(cs []ProcessCPU) (gross, net float64, hasNet, ok bool) {
 	a, m := cpuOf(cs, ProcAPI), cpuOf(cs, ProcMaterialized)
 	if a == nil || m == nil || a.Why != "" || m.Why != "" {
-		return 0, false, false
+		return 0, 0, false, false
 	}
 	if a.HasNet && m.HasNet {
-		return a.NetPerOp + m.NetPerOp, true, true
+		net, hasNet = a.NetPerOp+m.NetPerOp, true
 	}
-	return a.PerOp + m.PerOp, false, true
+	return a.PerOp + m.PerOp, net, hasNet, true
 }
 
-// cpuText is "net (gross)" microseconds, or the gross alone, or n/a.
+// cpuText is "gross (net)" microseconds, or the gross alone, or n/a.
 func cpuText(c *ProcessCPU) string {
 	switch {
 	case c == nil || c.Why != "":
 		return "n/a"
 	case c.HasNet:
-		return fmt.Sprintf("%.0f (%.0f)", c.NetPerOp, c.PerOp)
+		return fmt.Sprintf("%.0f (%.0f)", c.PerOp, c.NetPerOp)
 	default:
 		return fmt.Sprintf("%.0f", c.PerOp)
 	}

@@ -77,10 +77,10 @@ func TestCPUUsagePerOp(t *testing.T) {
 			t.Errorf("%s: got %+v, want %v us per op (why set: %v)", procs[i], got[i], w.perOp, w.why)
 		}
 	}
-	if v, net, ok := ReadCPU(got); !ok || net || math.Abs(v-140) > 1e-6 {
-		t.Errorf("ReadCPU = %v, net %v, %v; want 140 gross (api 100 + runtime 2 40)", v, net, ok)
+	if v, _, hasNet, ok := ReadCPU(got); !ok || hasNet || math.Abs(v-140) > 1e-6 {
+		t.Errorf("ReadCPU = %v, has net %v, %v; want 140 gross (api 100 + runtime 2 40), no net", v, hasNet, ok)
 	}
-	if _, _, ok := ReadCPU(PerOp(u, 0, procs)); ok {
+	if _, _, _, ok := ReadCPU(PerOp(u, 0, procs)); ok {
 		t.Error("ReadCPU with no operations: want unknown")
 	}
 }
@@ -106,8 +106,8 @@ func TestSubtractBackground(t *testing.T) {
 			t.Errorf("%s: net %v (has %v), want %v (has %v)", cs[i].Process, cs[i].NetPerOp, cs[i].HasNet, w.net, w.has)
 		}
 	}
-	if v, net, ok := ReadCPU(cs); !ok || !net || math.Abs(v-250) > 1e-6 {
-		t.Errorf("ReadCPU = %v, net %v, %v; want 250 net", v, net, ok)
+	if v, net, hasNet, ok := ReadCPU(cs); !ok || !hasNet || math.Abs(v-390) > 1e-6 || math.Abs(net-250) > 1e-6 {
+		t.Errorf("ReadCPU = %v, net %v (%v), %v; want 390 gross, 250 net", v, net, hasNet, ok)
 	}
 	if got := BackgroundOf(nil); got != nil {
 		t.Errorf("no changes window: background %v, want none", got)

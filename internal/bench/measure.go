@@ -266,7 +266,7 @@ func (r *Runner) printSize(s SizeResult) {
 			fmtMS(m.P50), fmtMS(m.P99), fmtMS(m.P999), ratioText(c.VsRanking), pctOrNA(c.OfCeiling))
 	}
 	if len(r.CPU) > 0 {
-		r.printf("\n%-36s", "CPU per request (us): net (gross)")
+		r.printf("\n%-36s", "CPU per request (us): gross (net)")
 		for _, p := range Processes(r.CPU) {
 			r.printf(" %14s", p)
 		}
@@ -281,8 +281,8 @@ func (r *Runner) printSize(s SizeResult) {
 	}
 	if mat := find(s.Closed, PathMaterialized, false); mat != nil {
 		r.printf("/ranking-materialized (cache on): %s of /noop (goal >= 50%%)", pctOrNA(mat.OfCeiling))
-		if v, net, ok := ReadCPU(mat.CPU); ok {
-			r.printf("; CPU per materialized read (api + runtime 2%s): %.0f us (goal <= 80 us)", netText(net), v)
+		if v, net, hasNet, ok := ReadCPU(mat.CPU); ok {
+			r.printf("; CPU per materialized read (api + runtime 2): %.0f us%s (goal <= 80 us)", v, netText(net, hasNet))
 		}
 		r.printf("\n")
 	}

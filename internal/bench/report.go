@@ -219,8 +219,8 @@ func Goals14(s SizeResult) []Goal {
 	mat := find(s.Closed, PathMaterialized, false)
 	cpu := Goal{Goal: "CPU per materialized read (api + runtime 2) <= 80 us", Status: NA, Got: "not measured"}
 	if mat != nil {
-		if v, net, ok := ReadCPU(mat.CPU); ok {
-			cpu.Got = fmt.Sprintf("%.0f us%s (api %s, runtime 2 %s)", v, netText(net), cpuText(cpuOf(mat.CPU, ProcAPI)), cpuText(cpuOf(mat.CPU, ProcMaterialized)))
+		if v, net, hasNet, ok := ReadCPU(mat.CPU); ok {
+			cpu.Got = fmt.Sprintf("%.0f us%s (api %s, runtime 2 %s)", v, netText(net, hasNet), cpuText(cpuOf(mat.CPU, ProcAPI)), cpuText(cpuOf(mat.CPU, ProcMaterialized)))
 			cpu.Status = status(v <= 80)
 		}
 	}
@@ -235,12 +235,12 @@ func Goals14(s SizeResult) []Goal {
 	return goals
 }
 
-// netText says whether a CPU figure is net of the background.
-func netText(net bool) string {
-	if net {
-		return ", net of the background"
+// netText gives a gross CPU figure's net counterpart, when known.
+func netText(net float64, hasNet bool) string {
+	if hasNet {
+		return fmt.Sprintf(" (net of the background: %.0f us)", net)
 	}
-	return ", gross"
+	return ""
 }
 
 func watermarkGoal(s SizeResult, hop, name string, limit time.Duration) Goal {
