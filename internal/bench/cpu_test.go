@@ -150,3 +150,22 @@ func TestGoals14(t *testing.T) {
 		})
 	}
 }
+
+func TestChangeCounts(t *testing.T) {
+	tests := []struct {
+		c    ChangeCost
+		want []string
+	}{
+		{ChangeCost{Writes: 100, Queries: 50, QueryMillis: 250, Refreshes: 40, RefreshMillis: 80},
+			[]string{"50 queries (0.50 per write, 5.0 ms each", "40 times (0.40 per write, 2.0 ms each)"}},
+		{ChangeCost{}, []string{"0 queries (0.00 per write, 0.0 ms each", "0 times (0.00 per write, 0.0 ms each)"}},
+	}
+	for _, tt := range tests {
+		got := changeCounts(tt.c)
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("changeCounts(%+v) = %q, want it to contain %q", tt.c, got, w)
+			}
+		}
+	}
+}

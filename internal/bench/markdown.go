@@ -249,7 +249,29 @@ func writeCPU(b *strings.Builder, s SizeResult) {
 			fmt.Fprintf(b, " %s %s;", p.Process, cpuText(&p))
 		}
 		b.WriteString("\n\n")
+		if c.Counted {
+			fmt.Fprintf(b, "Meanwhile: %s.\n\n", changeCounts(*c))
+		}
 	}
+}
+
+// changeCounts describes what the runtimes did in a changes window besides
+// applying the writes.
+func changeCounts(c ChangeCost) string {
+	per := func(n int64) float64 {
+		if c.Writes <= 0 {
+			return 0
+		}
+		return float64(n) / float64(c.Writes)
+	}
+	avg := func(ms float64, n int64) float64 {
+		if n <= 0 {
+			return 0
+		}
+		return ms / float64(n)
+	}
+	return fmt.Sprintf("runtime 1 answered %d queries (%.2f per write, %.1f ms each in its engine: runtime 2's refreshes read the whole view); runtime 2 refreshed rankings %d times (%.2f per write, %.1f ms each)",
+		c.Queries, per(c.Queries), avg(c.QueryMillis, c.Queries), c.Refreshes, per(c.Refreshes), avg(c.RefreshMillis, c.Refreshes))
 }
 
 // cpuProcesses are the processes of the first scenario with CPU readings.

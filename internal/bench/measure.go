@@ -149,13 +149,49 @@ func (r *Runner) closedRounds(ctx context.Context, scen []Target, bg Background)
 // ChangesWindow and returns each process's CPU per write acknowledged in it.
 func (r *Runner) changesWindow(ctx context.Context, writer *Writer) *ChangeCost {
 	r.printf("changes: %s of writes at %g/s only (no reads): CPU per change\n", r.ChangesWindow, r.WriteRate)
+	c0 := r.changeCounters(ctx)
 	before, from := r.cpu.Read(ctx), time.Since(r.epoch)
 	sleepUntil(ctx, time.Now().Add(r.ChangesWindow))
 	after, to := r.cpu.Read(ctx), time.Since(r.epoch)
+	c1 := r.changeCounters(ctx)
 	var u CPUUsage
 	u.Add(before, after)
 	n := int64(len(Between(writer.Writes(), from, to)))
-	return &ChangeCost{Duration: to - from, Writes: n, CPU: PerOp(u, n, Processes(r.CPU))}
+	c := &ChangeCost{Duration: to - from, Writes: n, CPU: PerOp(u, n, Processes(r.CPU))}
+	if c0 != nil && c1 != nil {
+		c.Counted = true
+		c.Queries, c.QueryMillis = int64(c1[1]-c0[1]), c1[0]-c0[0]
+		c.Refreshes, c.RefreshMillis = int64(c1[3]-c0[3]), c1[2]-c0[2]
+	}
+	return c
+}
+
+// changeCounters reads runtime 1's query time and count and runtime 2's
+// refresh time and count of rankings; nil when either cannot be read.
+func (r *Runner) changeCounters(ctx context.Context) []float64 {
+	var acc, mat string
+	for _, s := range r.CPU {
+		switch s.Process {
+		case ProcAccelerated:
+			acc = s.MetricsURL
+		case ProcMaterialized:
+			mat = s.MetricsURL
+		}
+	}
+	if acc == "" || mat == "" {
+		return nil
+	}
+	a, err := scrape(ctx, r.polls, acc, MetricKey{Name: "query_duration_ms_sum"}, MetricKey{Name: "query_duration_ms_count"})
+	if err != nil {
+		return nil
+	}
+	m, err := scrape(ctx, r.polls, mat,
+		MetricKey{Name: "dataset_acceleration_refresh_duration_ms_sum", Label: "dataset", Value: "rankings"},
+		MetricKey{Name: "dataset_acceleration_refresh_duration_ms_count", Label: "dataset", Value: "rankings"})
+	if err != nil {
+		return nil
+	}
+	return append(a, m...)
 }
 
 // watermarks stops the watermark reads, letting those in flight finish for up
@@ -292,6 +328,9 @@ func (r *Runner) printSize(s SizeResult) {
 			r.printf(" %s %s;", p.Process, cpuText(&p))
 		}
 		r.printf("\n")
+		if c.Counted {
+			r.printf("  meanwhile: %s\n", changeCounts(*c))
+		}
 	}
 	for _, f := range s.Watermarks {
 		r.printf("freshness %-30s writes %5d seen %5d p50 %8s ms p99 %8s ms max %8s ms%s\n",

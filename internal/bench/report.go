@@ -101,6 +101,15 @@ type ChangeCost struct {
 	Duration time.Duration `json:"duration_ns"`
 	Writes   int64         `json:"writes"` // acknowledged in the window
 	CPU      []ProcessCPU  `json:"cpu"`
+	// Queries runtime 1 answered in the window (runtime 2's refreshes of the
+	// view, the api's reads) and their total time in its engine, from its
+	// query_duration_ms histogram; Refreshes of runtime 2's rankings. Zero when
+	// unknown (Counted false).
+	Counted       bool    `json:"counted,omitempty"`
+	Queries       int64   `json:"runtime1_queries,omitempty"`
+	QueryMillis   float64 `json:"runtime1_query_ms,omitempty"`
+	Refreshes     int64   `json:"runtime2_refreshes,omitempty"`
+	RefreshMillis float64 `json:"runtime2_refresh_ms,omitempty"`
 }
 
 // OpenResult is one open-loop rate.
