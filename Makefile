@@ -75,7 +75,7 @@ SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
 .PHONY: up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
-	wait endpoints down clean logs test fuzz bench bench-quick bench-failover bench-heavy chaos chaos-quick scale drop-stale-slots
+	wait endpoints down clean logs test fuzz bench bench-quick bench-scale bench-failover bench-heavy chaos chaos-quick scale drop-stale-slots
 
 up: ports secrets build images
 	@echo "==> $(COMPOSE) up -d"
@@ -299,9 +299,16 @@ fuzz:
 BENCH_ENDPOINTS = --url http://127.0.0.1:$${API_PORT:-9999} \
 	--postgres-url "postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?sslmode=disable" \
 	--accelerated-metrics http://$$(metrics_addr accelerated $${ACCELERATED_METRICS_PORT-9090})/metrics \
-	--materialized-metrics http://$$(metrics_addr materialized $${MATERIALIZED_METRICS_PORT-9091})/metrics
-# A scaled runtime has no fixed port: bench reads the metrics of its first replica.
-BENCH_SHELL_FUNCS = metrics_addr() { if [ -n "$$2" ]; then echo "127.0.0.1:$$2"; else $(COMPOSE) port "$$1" 9090; fi; };
+	--materialized-metrics http://$$(metrics_addr materialized $${MATERIALIZED_METRICS_PORT-9091})/metrics \
+	--api-metrics http://$$(metrics_addr api "$${API_METRICS_PORT-}")/metrics \
+	--accelerated-runtime http://$$(http_addr accelerated $${ACCELERATED_HTTP_PORT-8090}) \
+	--materialized-runtime http://$$(http_addr materialized $${MATERIALIZED_HTTP_PORT-8091})
+# A scaled runtime has no fixed port: bench reads the metrics of its first replica;
+# the api's metrics port is a free one unless API_METRICS_PORT is set.
+# The runtimes' HTTP APIs answer the watermark reads, with the keys of secrets.env.
+BENCH_SHELL_FUNCS = metrics_addr() { if [ -n "$${2-}" ]; then echo "127.0.0.1:$$2"; else $(COMPOSE) port "$$1" 9090; fi; }; \
+	http_addr() { if [ -n "$${2-}" ]; then echo "127.0.0.1:$$2"; else $(COMPOSE) port "$$1" 8090; fi; }; \
+	set -a; . ./$(SECRETS_FILE); set +a;
 # 100 connections, 6 s per scenario in 6 interleaved rounds, open loop at 200 and
 # 1000 req/s, 100 writes/s, at 10k, 100k and 1M orders (about 15 minutes).
 BENCH_ARGS ?= -c 100 -z 6s --rounds 6 --rate 200,1000 --duration 3s --write-rate 100 --scale 10k,100k,1M
@@ -329,6 +336,18 @@ bench-heavy:
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	set -a && . ./$(SECRETS_FILE) && set +a && $(GO) run ./cmd/bench heavy --url http://127.0.0.1:$${API_PORT:-9999} \
 		--runtime-url http://127.0.0.1:$(ACCELERATED_HTTP_PORT) $(HEAVY_ARGS)
+
+# make bench-scale: the scale run of issue 14, per size of SIZES (orders seeded
+# inside Postgres with generate_series, ascending, never removed): CPU per change
+# of each process from 10 s of writes only, freshness per hop from the runtimes'
+# own watermarks (dataset_watermark_lsn scraped every 5 ms) over 15 s of writes at
+# 100/s, then read throughput and CPU per request of each process per scenario.
+# 10M orders take about 2 GB of Postgres disk (README, Benchmark).
+SIZES ?= 10k,100k,1M,10M
+SCALE_ARGS ?= -c 100 -z 6s --rounds 3 --write-rate 100 --changes-window 10s --freshness-window 15s
+bench-scale:
+	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
+	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench $(BENCH_ENDPOINTS) $(SCALE_ARGS) --scale $(SIZES)
 
 # About a minute, on the data as it is: a smoke run.
 bench-quick:

@@ -57,6 +57,7 @@ type Config struct {
 	TrustedProxies   []string
 	WriteKey         string // API_WRITE_KEY; empty: POST /orders is open
 	DebugAddr        string // pprof; empty: off
+	MetricsAddr      string // Prometheus GET /metrics; empty: off
 	LogLevel         slog.Level
 	LogFormat        string // "text" or "json"
 
@@ -115,6 +116,8 @@ var envVars = []envVar{
 		func(c *Config, v string) error { c.WriteKey = v; return nil }},
 	{"API_DEBUG_ADDR", "", "address for Go's pprof profiles (/debug/pprof/); off when empty. Keep it off public interfaces",
 		func(c *Config, v string) error { c.DebugAddr = v; return nil }},
+	{"API_METRICS_ADDR", "", "address for Prometheus metrics (GET /metrics: the process's CPU seconds and memory, Go runtime); off when empty. The benchmark reads the api's CPU here",
+		func(c *Config, v string) error { c.MetricsAddr = v; return nil }},
 	{"LOG_LEVEL", "info", logging.Levels + "; debug logs every request, info only failures (5xx)",
 		func(c *Config, v string) (err error) { c.LogLevel, err = logging.ParseLevel(v); return err }},
 	{"LOG_FORMAT", "text", logging.Formats + " (one JSON object a line)",

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cqrs-spice/cqrs/internal/app/api"
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
@@ -95,7 +96,8 @@ type Main struct {
 	Materialized *replicas.Pool
 	Server       *api.Server
 
-	debug *http.Server
+	debug   *http.Server
+	metrics *http.Server
 }
 
 // NewMain returns a Main with the default configuration.
@@ -155,22 +157,41 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	if cfg.DebugAddr != "" {
-		ln, err := net.Listen("tcp", cfg.DebugAddr)
-		if err != nil {
-			return fmt.Errorf("API_DEBUG_ADDR: listen on %s: %w", cfg.DebugAddr, err)
-		}
 		mux := http.NewServeMux()
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		m.debug = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = m.debug.Serve(ln) }()
-		m.Logger.Info("pprof listening", "addr", ln.Addr().String())
+		mux.Handle("GET /metrics", promhttp.Handler())
+		if m.debug, err = m.serveAux("API_DEBUG_ADDR", cfg.DebugAddr, mux, "pprof and metrics listening"); err != nil {
+			return err
+		}
+	}
+	if cfg.MetricsAddr != "" {
+		// The default registry holds the process collector
+		// (process_cpu_seconds_total, resident memory) and the Go collector.
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.Handler())
+		if m.metrics, err = m.serveAux("API_METRICS_ADDR", cfg.MetricsAddr, mux, "metrics listening"); err != nil {
+			return err
+		}
 	}
 	m.Logger.Info("api listening", "addr", m.Server.ListenAddr().String(),
 		"postgres", m.Postgres.Addr(), "accelerated", cfg.AcceleratedAddr, "materialized", cfg.MaterializedAddr,
 		"pool_size", cfg.PoolSize, "write_pool_size", cfg.WritePoolSize, "runtime_protocol", cfg.RuntimeProtocol,
 		"write_key", cfg.WriteKey != "")
 	return nil
+}
+
+// serveAux serves h on addr in the background, for pprof and metrics: apart
+// from the api's own listener, so they never share its port or its timeouts.
+func (m *Main) serveAux(setting, addr string, h http.Handler, msg string) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: listen on %s: %w", setting, addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	m.Logger.Info(msg, "addr", ln.Addr().String())
+	return srv, nil
 }
 
 // Close stops the HTTP server, letting requests in flight finish for up to
@@ -182,8 +203,10 @@ func (m *Main) Close() error {
 		errs = append(errs, m.Server.Close(ctx))
 		cancel()
 	}
-	if m.debug != nil {
-		errs = append(errs, m.debug.Close())
+	for _, srv := range []*http.Server{m.debug, m.metrics} {
+		if srv != nil {
+			errs = append(errs, srv.Close())
+		}
 	}
 	for _, f := range []*replicas.Pool{m.Accelerated, m.Materialized} {
 		if f != nil {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,7 +51,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	rates, scale := &floatList{}, &countList{}
-	quick := fs.Bool("quick", false, "smoke run of about a minute: -z 3s -c 50 --rounds 3 --warmup 1s --freshness-window 5s --grace 3s --duration 2s --sync-timeout 30s, current data only; flags given explicitly win")
+	quick := fs.Bool("quick", false, "smoke run of about a minute: -z 3s -c 50 --rounds 3 --warmup 1s --changes-window 3s --freshness-window 5s --grace 3s --duration 2s --sync-timeout 30s, current data only; flags given explicitly win")
 	fs.StringVar(&c.BaseURL, "url", DefaultURL, "base URL of the api")
 	fs.IntVar(&c.Requests, "n", bench.DefaultRequests, "closed loop: requests per scenario (as oha -n)")
 	fs.DurationVar(&c.Duration, "z", 0, "closed loop: time per scenario instead of -n (as oha -z)")
@@ -73,10 +74,17 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.PostgresContainer, "postgres-container", "", "Postgres container to seed through with docker exec psql, instead of --postgres-url (for a stack that does not publish 5432)")
 	fs.StringVar(&c.AcceleratedHTTP, "accelerated-http", "", "runtime 1's HTTP API (e.g. http://localhost:8090), read as an extra hop (default: skip)")
 	fs.StringVar(&c.MaterializedHTTP, "materialized-http", "", "runtime 2's HTTP API, read as an extra hop (default: skip)")
-	accMetrics := fs.String("accelerated-metrics", "", "runtime 1's Prometheus URL (http://host:9090/metrics) for its memory")
-	matMetrics := fs.String("materialized-metrics", "", "runtime 2's Prometheus URL for its memory")
+	accMetrics := fs.String("accelerated-metrics", "", "runtime 1's Prometheus URL (http://host:9090/metrics) for its memory and CPU")
+	matMetrics := fs.String("materialized-metrics", "", "runtime 2's Prometheus URL for its memory and CPU")
 	accContainer := fs.String("accelerated-container", "", "runtime 1's container for docker stats (default: compose service accelerated)")
 	matContainer := fs.String("materialized-container", "", "runtime 2's container for docker stats (default: compose service materialized)")
+	apiMetrics := fs.String("api-metrics", "", "the api's Prometheus URL for its CPU (default: --url + /metrics; \"none\": skip)")
+	pgCPU := fs.String("postgres-cpu-container", "", "Postgres container whose cgroup CPU is read with docker exec (default: compose service postgres of --project; \"none\": skip)")
+	fs.StringVar(&c.Project, "project", envOr("COMPOSE_PROJECT_NAME", "cqrs"), "Compose project of the stack, to find its containers")
+	fs.DurationVar(&c.ChangesWindow, "changes-window", bench.DefaultChangesWindow, "writes only (no reads, no polling) for this long before the freshness window: CPU per change (0: none)")
+	fs.StringVar(&c.AcceleratedRuntime.URL, "accelerated-runtime", "", "runtime 1's HTTP API (http://host:8090) for its orders watermark during the freshness window; key from $ACCELERATED_API_KEY (default: skip)")
+	fs.StringVar(&c.MaterializedRuntime.URL, "materialized-runtime", "", "runtime 2's HTTP API for its rankings watermark; key from $MATERIALIZED_API_KEY (default: skip)")
+	fs.IntVar(&c.WatermarkSample, "watermark-sample", bench.DefaultWatermarkSample, "freshness window: read every n-th write on the watermark hops")
 	fs.StringVar(&c.Docker, "docker", "docker", "docker CLI for memory and versions (empty: none)")
 	fs.StringVar(&o.OutDir, "out", DefaultOutDir, "directory of the results")
 	if err := fs.Parse(args); err != nil {
@@ -89,6 +97,21 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	c.Memory = []bench.MemorySource{
 		{Runtime: bench.HopAccelerated, MetricsURL: *accMetrics, Container: *accContainer, Service: "accelerated"},
 		{Runtime: bench.HopMaterialized, MetricsURL: *matMetrics, Container: *matContainer, Service: "materialized"},
+	}
+	c.AcceleratedRuntime.APIKey, c.MaterializedRuntime.APIKey = os.Getenv("ACCELERATED_API_KEY"), os.Getenv("MATERIALIZED_API_KEY")
+	if *apiMetrics == "" {
+		*apiMetrics = strings.TrimRight(c.BaseURL, "/") + "/metrics"
+	}
+	for _, src := range []bench.CPUSource{
+		{Process: bench.ProcAPI, MetricsURL: *apiMetrics},
+		{Process: bench.ProcAccelerated, MetricsURL: *accMetrics},
+		{Process: bench.ProcMaterialized, MetricsURL: *matMetrics},
+		{Process: bench.ProcPostgres, Container: *pgCPU, Service: "postgres"},
+	} {
+		if src.MetricsURL == "none" || src.Container == "none" || (src.MetricsURL == "" && src.Service == "") {
+			continue
+		}
+		c.CPU = append(c.CPU, src)
 	}
 	if *quick {
 		applyQuick(fs, c)
@@ -116,6 +139,7 @@ func applyQuick(fs *flag.FlagSet, c *bench.Config) {
 		{"freshness-window", func() { c.FreshnessWindow = 5 * time.Second }},
 		{"grace", func() { c.Grace = 3 * time.Second }},
 		{"sync-timeout", func() { c.SyncTimeout = 30 * time.Second }},
+		{"changes-window", func() { c.ChangesWindow = 3 * time.Second }},
 		{"scale", func() { c.Scale = nil }},
 	}
 	for _, q := range quick {
@@ -127,8 +151,8 @@ func applyQuick(fs *flag.FlagSet, c *bench.Config) {
 
 func validate(c *bench.Config) error {
 	switch {
-	case c.Requests < 0, c.Concurrency <= 0, c.Rounds <= 0, c.FreshnessConcurrency <= 0, c.FreshnessSample <= 0:
-		return errors.New("-n must be >= 0, -c, --rounds and --freshness-concurrency > 0")
+	case c.Requests < 0, c.Concurrency <= 0, c.Rounds <= 0, c.FreshnessConcurrency <= 0, c.FreshnessSample <= 0, c.WatermarkSample <= 0:
+		return errors.New("-n must be >= 0; -c, --rounds, --freshness-concurrency, --freshness-sample and --watermark-sample > 0")
 	case c.WriteRate < 0:
 		return errors.New("--write-rate must be >= 0")
 	case !slices.IsSorted(c.Scale):
@@ -140,6 +164,9 @@ func validate(c *bench.Config) error {
 	}
 	if c.FreshnessWindow == 0 {
 		c.FreshnessWindow = -1
+	}
+	if c.ChangesWindow == 0 {
+		c.ChangesWindow = -1
 	}
 	return nil
 }

@@ -164,6 +164,9 @@ func (m *Main) write(rep *bench.Report) error {
 		for _, g := range bench.Goals(s, rep.Settings.Concurrency) {
 			fmt.Fprintf(out, "  %-4s  %-58s %s\n", g.Status, g.Goal, g.Got)
 		}
+		for _, g := range bench.Goals14(s) {
+			fmt.Fprintf(out, "  %-4s  %-58s %s\n", g.Status, g.Goal, g.Got)
+		}
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(out, "note: %s\n", n)

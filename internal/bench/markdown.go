@@ -37,6 +37,7 @@ func Markdown(r *Report) string {
 	}
 	if len(r.Sizes) > 1 {
 		writeScale(&b, r.Sizes)
+		writeScaleFreshness(&b, r.Sizes)
 	}
 	p("## Reproduce one scenario at a time with oha\n\n")
 	p("oha runs one endpoint at a time, without the interleaving, the write load or the freshness reads:\n\n```sh\n")
@@ -105,10 +106,17 @@ func writeSize(b *strings.Builder, set Settings, s SizeResult) {
 	for _, o := range s.Open {
 		writeOpen(b, o)
 	}
+	writeCPU(b, s)
 	writeFreshness(b, s)
+	writeWatermarks(b, s)
 	writeMemory(b, s.Memory)
 	fmt.Fprintf(b, "### Goals (issue 6: stated for 100k orders, 100 writes/s, 2 cores, 100 connections)\n\n| Goal | Measured | |\n|---|---|---|\n")
 	for _, g := range Goals(s, set.Concurrency) {
+		fmt.Fprintf(b, "| %s | %s | **%s** |\n", g.Goal, g.Got, g.Status)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(b, "### Goals (issue 14)\n\n| Goal | Measured | |\n|---|---|---|\n")
+	for _, g := range Goals14(s) {
 		fmt.Fprintf(b, "| %s | %s | **%s** |\n", g.Goal, g.Got, g.Status)
 	}
 	b.WriteString("\n")
@@ -200,6 +208,99 @@ func notSeenText(f Freshness) string {
 	return fmt.Sprintf("%d (%s)", n, reasonList(f.NotSeen))
 }
 
+// writeCPU renders each process's CPU per request of each scenario, and per
+// change in the changes window.
+func writeCPU(b *strings.Builder, s SizeResult) {
+	procs := cpuProcesses(s)
+	if len(procs) > 0 {
+		fmt.Fprintf(b, "### CPU per request\n\nMicroseconds per request, from each process's CPU counter before and after each slice (gross: everything the process did meanwhile, the writes included), then in parentheses net of the process's background (its CPU per second in the changes window, writes and no reads, times the slices' wall time). The net figure is a hint only: under read load the runtimes batch the writes' work differently, and it can come out negative. The sum is of the gross figures.\n\n| Scenario |")
+		for _, p := range procs {
+			fmt.Fprintf(b, " %s |", p)
+		}
+		b.WriteString(" sum |\n|---|" + strings.Repeat("---:|", len(procs)+1) + "\n")
+		for _, r := range s.Closed {
+			fmt.Fprintf(b, "| %s |", r.Target.Name)
+			sum, all := 0.0, true
+			for _, p := range procs {
+				c := cpuOf(r.CPU, p)
+				fmt.Fprintf(b, " %s |", cpuText(c))
+				if c == nil || c.Why != "" {
+					all = false
+				} else {
+					sum += c.PerOp
+				}
+			}
+			if all {
+				fmt.Fprintf(b, " %.0f |\n", sum)
+			} else {
+				b.WriteString(" n/a |\n")
+			}
+		}
+		b.WriteString("\n")
+		if mat := find(s.Closed, PathMaterialized, false); mat != nil {
+			if v, net, hasNet, ok := ReadCPU(mat.CPU); ok {
+				fmt.Fprintf(b, "CPU per materialized read (api + runtime 2, cache on): **%.0f us**%s (goal <= 80 us); /ranking-materialized at %s of /noop (goal >= 50%%).\n\n", v, netText(net, hasNet), pctOrNA(mat.OfCeiling))
+			}
+		}
+	}
+	if c := s.Changes; c != nil {
+		fmt.Fprintf(b, "CPU per change (microseconds per write, %d writes in %.1f s of writes only, no reads):", c.Writes, c.Duration.Seconds())
+		for _, p := range c.CPU {
+			fmt.Fprintf(b, " %s %s;", p.Process, cpuText(&p))
+		}
+		b.WriteString("\n\n")
+		if c.Counted {
+			fmt.Fprintf(b, "Meanwhile: %s.\n\n", changeCounts(*c))
+		}
+	}
+}
+
+// changeCounts describes what the runtimes did in a changes window besides
+// applying the writes.
+func changeCounts(c ChangeCost) string {
+	per := func(n int64) float64 {
+		if c.Writes <= 0 {
+			return 0
+		}
+		return float64(n) / float64(c.Writes)
+	}
+	avg := func(ms float64, n int64) float64 {
+		if n <= 0 {
+			return 0
+		}
+		return ms / float64(n)
+	}
+	return fmt.Sprintf("runtime 1 answered %d queries (%.2f per write, %.1f ms each in its engine: runtime 2's refreshes read the whole view); runtime 2 refreshed rankings %d times (%.2f per write, %.1f ms each)",
+		c.Queries, per(c.Queries), avg(c.QueryMillis, c.Queries), c.Refreshes, per(c.Refreshes), avg(c.RefreshMillis, c.Refreshes))
+}
+
+// cpuProcesses are the processes of the first scenario with CPU readings.
+func cpuProcesses(s SizeResult) []string {
+	for _, r := range s.Closed {
+		if len(r.CPU) > 0 {
+			out := make([]string, len(r.CPU))
+			for i, c := range r.CPU {
+				out[i] = c.Process
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+func writeWatermarks(b *strings.Builder, s SizeResult) {
+	if len(s.Watermarks) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### Freshness from the runtimes' watermarks (freshness window)\n\n")
+	fmt.Fprintf(b, "From each write's acknowledgement to the answer of a query that reads no data (`SELECT 1 FROM <table> WHERE false`) sent to the runtime's HTTP API with `Spice-Min-Position: <token>`: the runtime answers when its watermark of the table covers the token (woken by the watermark's change, no polling), so the lag is the watermark's plus one trivial query, without the api or the view.\n\n")
+	fmt.Fprintf(b, "| Hop | Writes | Covered | Not covered | p50 (ms) | p99 (ms) | Max (ms) |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, f := range s.Watermarks {
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %s | %s | %s |\n", f.Hop, f.Writes, f.Reached, f.Unreached, lagText(f, f.P50), lagText(f, f.P99), lagText(f, f.Max))
+	}
+	b.WriteString("\n")
+}
+
 func writeMemory(b *strings.Builder, ms []Memory) {
 	if len(ms) == 0 {
 		return
@@ -232,6 +333,42 @@ func writeScale(b *strings.Builder, sizes []SizeResult) {
 			fmt.Fprintf(b, " %s |", memText(memoryOf(s.Memory, rt)))
 		}
 		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// writeScaleFreshness summarizes, per size, freshness from the watermarks, CPU
+// per change and the materialized read path's cost.
+func writeScaleFreshness(b *strings.Builder, sizes []SizeResult) {
+	b.WriteString("## Scale: freshness from watermarks, CPU per change and per read, by size\n\n")
+	b.WriteString("| Orders | seeded in (s) | runtimes synced in (s) | runtime 1 watermark p50 / p99 / max (ms) | runtime 2 watermark p50 / p99 / max (ms) | CPU per change, runtime 1 (us) | CPU per change, runtime 2 (us) | CPU per materialized read, api + runtime 2 (us, gross) | materialized % of /noop |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range sizes {
+		fmt.Fprintf(b, "| %s | %.1f | %.1f |", sizeLabel(s.Orders), s.SeedTime.Seconds(), s.SyncTime.Seconds())
+		for _, hop := range []string{HopWatermarkAccelerated, HopWatermarkMaterialized} {
+			if f := findFreshness(s.Watermarks, hop, PhaseIdle); f != nil && f.Reached > 0 {
+				fmt.Fprintf(b, " %s / %s / %s |", fmtMS(f.P50), fmtMS(f.P99), fmtMS(f.Max))
+			} else {
+				b.WriteString(" n/a |")
+			}
+		}
+		for _, p := range []string{ProcAccelerated, ProcMaterialized} {
+			if s.Changes != nil {
+				fmt.Fprintf(b, " %s |", cpuText(cpuOf(s.Changes.CPU, p)))
+			} else {
+				b.WriteString(" n/a |")
+			}
+		}
+		mat := find(s.Closed, PathMaterialized, false)
+		if mat != nil {
+			if v, _, _, ok := ReadCPU(mat.CPU); ok {
+				fmt.Fprintf(b, " %.0f |", v)
+			} else {
+				b.WriteString(" n/a |")
+			}
+			fmt.Fprintf(b, " %s |\n", pctOrNA(mat.OfCeiling))
+		} else {
+			b.WriteString(" n/a | n/a |\n")
+		}
 	}
 	b.WriteString("\n")
 }

@@ -70,17 +70,46 @@ type Settings struct {
 	// FreshnessSample: every n-th write is traced through the hops.
 	FreshnessSample int           `json:"freshness_sample"`
 	FreshnessWindow time.Duration `json:"freshness_window_ns"`
+	// ChangesWindow is the window of writes only that CPU per change is taken over.
+	ChangesWindow time.Duration `json:"changes_window_ns,omitempty"`
 }
 
 // SizeResult is the measurement at one data size.
 type SizeResult struct {
-	Orders    int64            `json:"orders"` // orders in the table when measuring began
+	Orders int64 `json:"orders"` // orders in the table when measuring began
+	// Seeded orders were added in SeedTime; SyncTime is how long both runtimes
+	// then took to reflect them (and a write after them).
+	Seeded    int64            `json:"seeded,omitempty"`
+	SeedTime  time.Duration    `json:"seed_ns,omitempty"`
+	SyncTime  time.Duration    `json:"sync_ns,omitempty"`
 	Closed    []ScenarioResult `json:"closed"`
 	Open      []OpenResult     `json:"open,omitempty"`
 	Freshness []Freshness      `json:"freshness,omitempty"`
 	Writer    Summary          `json:"writer"`
 	Memory    []Memory         `json:"memory,omitempty"`
-	Notes     []string         `json:"notes,omitempty"`
+	// Changes is the CPU per applied change, from a window of writes only.
+	Changes *ChangeCost `json:"changes,omitempty"`
+	// Watermarks are the write-to-visible lags from the runtimes' own
+	// watermarks during the freshness window (Phase PhaseIdle).
+	Watermarks []Freshness `json:"watermarks,omitempty"`
+	Notes      []string    `json:"notes,omitempty"`
+}
+
+// ChangeCost is the CPU each process spent per write over a window with writes
+// only (no reads): per change applied, for the runtimes.
+type ChangeCost struct {
+	Duration time.Duration `json:"duration_ns"`
+	Writes   int64         `json:"writes"` // acknowledged in the window
+	CPU      []ProcessCPU  `json:"cpu"`
+	// Queries runtime 1 answered in the window (runtime 2's refreshes of the
+	// view, the api's reads) and their total time in its engine, from its
+	// query_duration_ms histogram; Refreshes of runtime 2's rankings. Zero when
+	// unknown (Counted false).
+	Counted       bool    `json:"counted,omitempty"`
+	Queries       int64   `json:"runtime1_queries,omitempty"`
+	QueryMillis   float64 `json:"runtime1_query_ms,omitempty"`
+	Refreshes     int64   `json:"runtime2_refreshes,omitempty"`
+	RefreshMillis float64 `json:"runtime2_refresh_ms,omitempty"`
 }
 
 // OpenResult is one open-loop rate.
@@ -95,6 +124,8 @@ type ScenarioResult struct {
 	Summary   Summary `json:"summary"`
 	VsRanking float64 `json:"vs_ranking"` // 2xx req/s over /ranking's; 0 when unknown
 	OfCeiling float64 `json:"of_ceiling"` // 2xx req/s over /noop's, about [0, 1]; 0 when unknown
+	// CPU is each process's CPU per request over the scenario's measured slices.
+	CPU []ProcessCPU `json:"cpu,omitempty"`
 }
 
 // Ratios sets each result's 2xx req/s relative to /ranking's and to the /noop
@@ -188,6 +219,51 @@ func Goals(s SizeResult, conc int) []Goal {
 	goals = append(goals, lagGoal(s, HopAccelerated, "write-to-visible p99 < 100 ms, accelerated hop", 100*time.Millisecond))
 	goals = append(goals, lagGoal(s, HopMaterialized, "write-to-visible p99 < 250 ms, end to end (materialized)", 250*time.Millisecond))
 	return goals
+}
+
+// Goals14 checks issue 14's goals against one size's measurement: CPU per
+// materialized read, materialized throughput against /noop, and freshness from
+// the runtimes' watermarks. Flatness across sizes is in the scale summary.
+func Goals14(s SizeResult) []Goal {
+	mat := find(s.Closed, PathMaterialized, false)
+	cpu := Goal{Goal: "CPU per materialized read (api + runtime 2) <= 80 us", Status: NA, Got: "not measured"}
+	if mat != nil {
+		if v, net, hasNet, ok := ReadCPU(mat.CPU); ok {
+			cpu.Got = fmt.Sprintf("%.0f us%s (api %s, runtime 2 %s)", v, netText(net, hasNet), cpuText(cpuOf(mat.CPU, ProcAPI)), cpuText(cpuOf(mat.CPU, ProcMaterialized)))
+			cpu.Status = status(v <= 80)
+		}
+	}
+	ceil := Goal{Goal: "/ranking-materialized 2xx req/s >= 50% of /noop", Status: NA, Got: "not measured"}
+	if mat != nil && mat.OfCeiling > 0 {
+		ceil.Got, ceil.Status = fmt.Sprintf("%.1f%%", mat.OfCeiling*100), status(mat.OfCeiling >= 0.5)
+	}
+	goals := []Goal{cpu, ceil,
+		watermarkGoal(s, HopWatermarkAccelerated, "write to visible (watermark) p99 <= 50 ms at runtime 1", 50*time.Millisecond),
+		watermarkGoal(s, HopWatermarkMaterialized, "write to visible (watermark) p99 <= 100 ms end to end (runtime 2)", 100*time.Millisecond),
+	}
+	return goals
+}
+
+// netText gives a gross CPU figure's net counterpart, when known.
+func netText(net float64, hasNet bool) string {
+	if hasNet {
+		return fmt.Sprintf(" (net of the background: %.0f us)", net)
+	}
+	return ""
+}
+
+func watermarkGoal(s SizeResult, hop, name string, limit time.Duration) Goal {
+	g := Goal{Goal: name, Status: NA, Got: "not measured"}
+	f := findFreshness(s.Watermarks, hop, PhaseIdle)
+	if f == nil || f.Writes == 0 {
+		return g
+	}
+	g.Got = fmt.Sprintf("p99 %s ms of %d writes", fmtMS(f.P99), f.Writes)
+	if f.Unreached > 0 {
+		g.Got += fmt.Sprintf(", %d not covered", f.Unreached)
+	}
+	g.Status = status(f.Reached > 0 && f.Unreached == 0 && f.P99 <= limit)
+	return g
 }
 
 func non2xxGoal(s SizeResult) Goal {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -26,6 +28,12 @@ const (
 	// answer; it is only a ceiling, reads normally end in milliseconds.
 	DefaultGrace       = 20 * time.Second
 	DefaultSyncTimeout = 10 * time.Minute
+	// DefaultChangesWindow is the window of writes only (no reads, no polling)
+	// that CPU per change is measured over.
+	DefaultChangesWindow = 10 * time.Second
+	// DefaultWatermarkSample traces every write on the watermark hops: their
+	// reads cost the runtimes little, and only during the freshness window.
+	DefaultWatermarkSample = 1
 )
 
 // ErrUnreachable is returned when the API does not answer at all: nothing was
@@ -90,6 +98,22 @@ type Config struct {
 	AcceleratedHTTP, MaterializedHTTP string
 	// Memory says where to read each runtime's memory.
 	Memory []MemorySource
+	// CPU says where to read each process's CPU time (per request of each
+	// scenario, per change in the changes window); none when empty.
+	CPU []CPUSource
+	// Project is the Compose project, to find a service's container.
+	Project string
+	// AcceleratedRuntime and MaterializedRuntime are the runtimes' HTTP APIs
+	// (with their API keys) for the watermark hops, read during the freshness
+	// window; none when their URL is empty.
+	AcceleratedRuntime, MaterializedRuntime RuntimeEndpoint
+	// WatermarkSample traces every n-th write on the watermark hops;
+	// DefaultWatermarkSample when zero.
+	WatermarkSample int
+	// ChangesWindow is the window of writes only, before the freshness window,
+	// that CPU per change is measured over; DefaultChangesWindow when zero, none
+	// when negative.
+	ChangesWindow time.Duration
 	// Docker is the docker CLI for memory and the machine's description; none when
 	// empty.
 	Docker string
@@ -107,6 +131,8 @@ type Runner struct {
 	load   *Client
 	writes *Client
 	probes *Client
+	cpu    *CPUSampler
+	polls  *http.Client // CPU readings
 }
 
 // NewRunner returns a Runner for cfg with the defaults filled in.
@@ -123,6 +149,8 @@ func NewRunner(cfg Config) *Runner {
 	setDefault(&cfg.Grace, DefaultGrace)
 	setDefault(&cfg.SyncTimeout, DefaultSyncTimeout)
 	setDefault(&cfg.Timeout, DefaultTimeout)
+	setDefault(&cfg.WatermarkSample, DefaultWatermarkSample)
+	setDefault(&cfg.ChangesWindow, DefaultChangesWindow)
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	return &Runner{Config: cfg}
 }
@@ -147,6 +175,7 @@ func (r *Runner) Settings() Settings {
 		MaxInFlight: r.MaxInFlight, WriteRate: r.WriteRate, FreshnessConcurrency: r.FreshnessConcurrency,
 		FreshnessSample: r.FreshnessSample,
 		FreshnessWindow: max(r.FreshnessWindow, 0),
+		ChangesWindow:   max(r.ChangesWindow, 0),
 	}
 	if r.Duration > 0 {
 		s.Requests, s.Duration = 0, r.Duration
@@ -166,10 +195,13 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	r.epoch = time.Now()
 	r.load = NewClient(r.BaseURL, r.Concurrency+r.MaxInFlight, r.Timeout)
 	r.writes = NewClient(r.BaseURL, DefaultWriterMaxInFlight, r.Timeout)
-	r.probes = NewClient("", r.FreshnessConcurrency*5+4, r.Timeout)
+	r.probes = NewClient("", r.FreshnessConcurrency*7+4, r.Timeout)
 	defer r.load.Close()
 	defer r.writes.Close()
 	defer r.probes.Close()
+	r.polls = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	defer r.polls.CloseIdleConnections()
+	r.cpu = &CPUSampler{Sources: r.CPU, HTTP: r.polls, Docker: r.Docker, Project: r.Project}
 
 	rep := &Report{Started: time.Now(), Command: r.Command, Settings: r.Settings(), Machine: DescribeMachine(ctx, r.Docker)}
 	if err := r.preflight(ctx, rep); err != nil {
@@ -216,10 +248,12 @@ func (r *Runner) runSize(ctx context.Context, size int64) (*SizeResult, error) {
 		seeder := NewSeeder(r.DB)
 		seeder.Chunk, seeder.Out = r.SeedChunk, r.Out
 		r.printf("seed: growing orders to %s\n", count(size))
+		start := time.Now()
 		added, err := seeder.SeedTo(ctx, size)
 		if err != nil {
 			return nil, err
 		}
+		res.Seeded, res.SeedTime = added, time.Since(start)
 		if added == 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("the table already held at least %s orders; measured as is", count(size)))
 		}
@@ -234,10 +268,28 @@ func (r *Runner) runSize(ctx context.Context, size int64) (*SizeResult, error) {
 	if err := r.sync(ctx, res); err != nil {
 		return nil, err
 	}
+	before := loadAverage()
 	if err := r.measure(ctx, res); err != nil {
 		return nil, err
 	}
+	if before != "" {
+		res.Notes = append(res.Notes, fmt.Sprintf("host load average (1, 5, 15 min) when measuring began: %s; after: %s (on %d cores: other work on the host inflates latencies and CPU per operation)",
+			before, loadAverage(), runtime.NumCPU()))
+	}
 	return res, nil
+}
+
+// loadAverage is the host's load average (Linux), or empty.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], ", ")
 }
 
 // sync writes one order and waits until both runtimes reflect it, so that a
@@ -265,8 +317,9 @@ func (r *Runner) sync(ctx context.Context, res *SizeResult) error {
 			r.printf("sync: %s did not get to %s (last: %s)\n", path, token, statusOf(last))
 		}
 	}
+	res.SyncTime = time.Since(start)
 	if synced {
-		r.printf("sync: done in %.1fs\n", time.Since(start).Seconds())
+		r.printf("sync: done in %.1fs\n", res.SyncTime.Seconds())
 	}
 	return nil
 }

@@ -28,10 +28,11 @@ const maxMessage = 200
 // Probe is one hop's read: a GET of an API path, or a query posted to a runtime's
 // HTTP API. The answer's Spice-Position says what the hop reflects.
 type Probe struct {
-	Hop    string // "accelerated"
-	Method string // GET when empty
-	URL    string // absolute
-	Body   string // the SQL of a runtime query
+	Hop    string      // "accelerated"
+	Method string      // GET when empty
+	URL    string      // absolute
+	Body   string      // the SQL of a runtime query
+	Header http.Header // sent with every read (a runtime's API key)
 }
 
 // Watch measures visibility with the system's own read-your-writes mechanism:
@@ -178,6 +179,9 @@ func (w *Watch) ask(p Probe, token position.LSN) (int, position.LSN, string) {
 	req, err := http.NewRequestWithContext(w.ctx, method, p.URL, body)
 	if err != nil {
 		return ErrorStatus, 0, "bad request: " + err.Error()
+	}
+	for k, v := range p.Header {
+		req.Header[k] = v
 	}
 	req.Header.Set(wire.HeaderMinPosition, token.String())
 	resp, err := w.client.HTTP.Do(req)
