@@ -340,8 +340,9 @@ bench-heavy:
 # make bench-scale: the scale run of issue 14, per size of SIZES (orders seeded
 # inside Postgres with generate_series, ascending, never removed): CPU per change
 # of each process from 10 s of writes only, freshness per hop from the runtimes'
-# own watermarks (dataset_watermark_lsn scraped every 5 ms) over 15 s of writes at
-# 100/s, then read throughput and CPU per request of each process per scenario.
+# own watermarks (a read of no rows that waits, with Spice-Min-Position, until a
+# runtime's watermark covers each write) over 15 s of writes at 100/s, then read
+# throughput and CPU per request of each process per scenario.
 # 10M orders take about 2 GB of Postgres disk (README, Benchmark).
 SIZES ?= 10k,100k,1M,10M
 SCALE_ARGS ?= -c 100 -z 6s --rounds 3 --write-rate 100 --changes-window 10s --freshness-window 15s

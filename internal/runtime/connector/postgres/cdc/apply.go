@@ -24,6 +24,7 @@ type applier struct {
 	open    bool              // inside Begin ... Commit
 	batch   *batch
 	applied position.LSN
+	flushed time.Time // when the last store transaction started
 }
 
 func newApplier(f *Feed, tables []*table, start position.LSN) *applier {
@@ -36,23 +37,35 @@ func newApplier(f *Feed, tables []*table, start position.LSN) *applier {
 }
 
 func (a *applier) run(ctx context.Context, events <-chan event) error {
+	var due <-chan time.Time // set while a batch waits for MinApplySpacing
 	for {
 		var ev event
 		select {
 		case <-ctx.Done():
 			return nil
 		case ev = <-events:
-		}
-		if err := a.handle(ev); err != nil {
-			return err
+			if err := a.handle(ev); err != nil {
+				return err
+			}
+		case <-due:
+			due = nil
 		}
 		if a.open || a.batch.pos <= a.applied {
 			continue
 		}
-		if len(events) == 0 || a.batch.changes >= a.f.MaxBatchChanges {
-			if err := a.flush(ctx); err != nil {
-				return err
+		full := a.batch.changes >= a.f.MaxBatchChanges
+		if len(events) > 0 && !full {
+			continue
+		}
+		if wait := a.f.MinApplySpacing - time.Since(a.flushed); wait > 0 && !full {
+			if due == nil {
+				due = time.After(wait)
 			}
+			continue
+		}
+		due = nil
+		if err := a.flush(ctx); err != nil {
+			return err
 		}
 	}
 }
@@ -138,6 +151,7 @@ func (a *applier) relation(m *pglogrepl.RelationMessage) error {
 func (a *applier) flush(ctx context.Context) error {
 	b := a.batch
 	began := time.Now()
+	a.flushed = began
 	var err error
 	if b.changes > 0 {
 		err = a.f.eng.Apply(ctx, a.f.datasets, b.pos, func(tx engine.StoreTx) error { return b.apply(tx, a.f.Logger) })

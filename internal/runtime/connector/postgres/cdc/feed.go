@@ -34,6 +34,12 @@ const (
 	// DefaultMaxBatchChanges bounds the row changes of whole transactions applied in
 	// one store transaction (a single larger transaction still applies whole).
 	DefaultMaxBatchChanges = 100_000
+	// DefaultMinApplySpacing is the least time between the starts of two store
+	// transactions of one feed while changes stream. The first change after a
+	// quiet spell is applied at once; under a stream, the changes of that time
+	// share one transaction: each transaction costs a handful of DuckDB
+	// statements (more when subscribed views are maintained), whatever it holds.
+	DefaultMinApplySpacing = 20 * time.Millisecond
 )
 
 // minBackoff is the first wait after a failure.
@@ -95,6 +101,9 @@ type Feed struct {
 	// MaxBatchChanges bounds how many row changes of several transactions are
 	// applied together (DefaultMaxBatchChanges when zero).
 	MaxBatchChanges int
+	// MinApplySpacing spaces the store transactions while changes stream
+	// (DefaultMinApplySpacing when zero; negative applies each batch at once).
+	MinApplySpacing time.Duration
 
 	cfg      Config
 	eng      Engine
@@ -152,6 +161,9 @@ func (f *Feed) setDefaults() {
 	}
 	if f.MaxBatchChanges <= 0 {
 		f.MaxBatchChanges = DefaultMaxBatchChanges
+	}
+	if f.MinApplySpacing == 0 {
+		f.MinApplySpacing = DefaultMinApplySpacing
 	}
 }
 
