@@ -32,8 +32,6 @@ type Maintained interface {
 	Rows(ctx context.Context) (*Result, error)
 	// Mode is "incremental: ...", or "recompute: <why not incremental>".
 	Mode() string
-	// Inputs are the tables the query reads.
-	Inputs() []string
 	// Close stops maintaining the query and drops its state.
 	Close(ctx context.Context) error
 }

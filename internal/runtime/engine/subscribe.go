@@ -96,7 +96,7 @@ type subscriptions struct {
 func (s *subscriptions) publishInfoLocked() {
 	m := make(map[string]SubscriptionInfo, len(s.queries))
 	for _, q := range s.queries {
-		m[q.name] = SubscriptionInfo{Name: q.name, Mode: q.m.Mode(), Subscribers: len(q.subs), Position: q.pos}
+		m[q.name] = SubscriptionInfo{Name: q.name, Mode: q.m.Mode(), Subscribers: len(q.subs)}
 	}
 	s.info.Store(&m)
 }
@@ -124,19 +124,19 @@ type subQuery struct {
 
 // SubscriptionInfo describes one maintained query, for status.
 type SubscriptionInfo struct {
-	Name        string       `json:"-"`
-	Mode        string       `json:"mode"`
-	Subscribers int          `json:"subscribers"`
-	Position    position.LSN `json:"-"`
+	Name        string `json:"-"`
+	Mode        string `json:"mode"`
+	Subscribers int    `json:"subscribers"`
 }
 
-// Subscriptions lists the maintained queries.
+// Subscriptions lists the maintained queries, without waiting for a write
+// transaction.
 func (e *Engine) Subscriptions() []SubscriptionInfo {
-	e.subs.mu.Lock()
-	defer e.subs.mu.Unlock()
-	out := make([]SubscriptionInfo, 0, len(e.subs.queries))
-	for _, q := range e.subs.queries {
-		out = append(out, SubscriptionInfo{Name: q.name, Mode: q.m.Mode(), Subscribers: len(q.subs), Position: q.pos})
+	var out []SubscriptionInfo
+	if m := e.subs.info.Load(); m != nil {
+		for _, info := range *m {
+			out = append(out, info)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -112,9 +112,6 @@ func (t *Tx) markReset(table string) {
 func (t *Tx) changesTable(table string) (string, error) {
 	key := strings.ToLower(table)
 	t.touch(key)
-	if t.db == nil {
-		return "", nil
-	}
 	name := t.db.capturing(key)
 	if name == "" {
 		return "", nil
@@ -186,8 +183,7 @@ type maintained struct {
 	delta   string         // that query over the table's changes
 	huge    map[int]bool
 	names   map[int]string
-	closed  bool
-	closeMu sync.Mutex
+	closed  bool // guarded by mu
 }
 
 // Maintain starts maintaining query: it plans its aggregate blocks, computes
@@ -227,16 +223,7 @@ func (d *DB) Maintain(stx engine.StoreTx, query string) (engine.Maintained, *eng
 			return nil, nil, fmt.Errorf("maintain query: compute aggregate state: %w", err)
 		}
 	}
-	err = t.conn.Raw(func(dc any) error {
-		ins, err := inspect(dc.(driver.Conn), m.outer)
-		if err != nil {
-			return err
-		}
-		m.huge = ins.huge
-		m.names, err = outputNames(t.ctx, dc.(driver.Conn), query)
-		return err
-	})
-	if err != nil {
+	if err := m.columns(t, m.outer); err != nil {
 		m.release()
 		return nil, nil, fmt.Errorf("maintain query: %w", err)
 	}
@@ -255,16 +242,7 @@ func (d *DB) Maintain(stx engine.StoreTx, query string) (engine.Maintained, *eng
 func (d *DB) maintainRows(t *Tx, m *maintained, table string) (engine.Maintained, *engine.Result, error) {
 	m.forward, m.delta, m.outer, m.inputs = table, m.outer, m.query, []string{table}
 	m.mode = "incremental: the table's changed rows, filtered and projected by the query"
-	err := t.conn.Raw(func(dc any) error {
-		ins, err := inspect(dc.(driver.Conn), m.query)
-		if err != nil {
-			return err
-		}
-		m.huge = ins.huge
-		m.names, err = outputNames(t.ctx, dc.(driver.Conn), m.query)
-		return err
-	})
-	if err != nil {
+	if err := m.columns(t, m.query); err != nil {
 		return nil, nil, fmt.Errorf("maintain query: %w", err)
 	}
 	res, err := m.read(t.ctx, t.conn, m.query)
@@ -275,6 +253,33 @@ func (d *DB) maintainRows(t *Tx, m *maintained, table string) (engine.Maintained
 	return m, res, nil
 }
 
+// columns records which result columns of query (the query's own or the one
+// evaluated for it) are HUGEINTs to narrow and what the query names them, so
+// that every read of the result gives the query's own schema.
+func (m *maintained) columns(t *Tx, query string) error {
+	return t.conn.Raw(func(dc any) error {
+		ins, err := inspect(dc.(driver.Conn), query)
+		if err != nil {
+			return err
+		}
+		m.huge = ins.huge
+		m.names, err = outputNames(t.ctx, dc.(driver.Conn), m.query)
+		return err
+	})
+}
+
+// shifted returns a column map with every index moved by n.
+func shifted[V any](in map[int]V, n int) map[int]V {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[int]V, len(in))
+	for i, v := range in {
+		out[i+n] = v
+	}
+	return out
+}
+
 // updateRows is Update of a query of one table's rows.
 func (m *maintained) updateRows(t *Tx) (engine.Diff, error) {
 	if t.changes.reset[m.forward] {
@@ -283,15 +288,16 @@ func (m *maintained) updateRows(t *Tx) (engine.Diff, error) {
 	if t.changes.copied[m.forward] == "" {
 		return engine.Diff{}, nil
 	}
-	rows, err := m.read(t.ctx, t.conn, m.delta)
+	// The changed rows come after a weight column: the query's columns are
+	// one further on.
+	rows, err := readResult(t.ctx, t.conn, m.delta, shifted(m.huge, 1), shifted(m.names, 1))
 	if err != nil {
 		return engine.Diff{}, fmt.Errorf("update maintained query: changed rows: %w", err)
 	}
 	return splitDiff(rows), nil
 }
 
-func (m *maintained) Mode() string     { return m.mode }
-func (m *maintained) Inputs() []string { return slices.Clone(m.inputs) }
+func (m *maintained) Mode() string { return m.mode }
 
 // Update brings the state and the result up to date with what tx changed.
 func (m *maintained) Update(stx engine.StoreTx) (engine.Diff, error) {
@@ -427,14 +433,12 @@ func (m *maintained) updateBlock(t *Tx, b *aggBlock) error {
 		}
 		return strings.Join(parts, " AND ")
 	}
-	var stmts []string
-	if b.minmax {
-		// A group that lost rows may have lost its MIN or MAX: computed again
-		// from the tables, as pg_ivm does.
-		stmts = append(stmts,
-			`DELETE FROM `+b.state+` s WHERE EXISTS (SELECT 1 FROM `+d+` d WHERE d._r > 0 AND `+match("s", "d")+`)`,
-			`INSERT INTO `+b.state+` SELECT * FROM (`+b.initial+`) q WHERE EXISTS (SELECT 1 FROM `+d+` d WHERE d._r > 0 AND `+match("q", "d")+`)`,
-			`DELETE FROM `+d+` WHERE _r > 0`)
+	// A group that lost rows may have lost its MIN or MAX: computed again from
+	// the tables, as pg_ivm does; the other groups merge as sums do.
+	stmts := []string{
+		`DELETE FROM ` + b.state + ` s WHERE EXISTS (SELECT 1 FROM ` + d + ` d WHERE d._r > 0 AND ` + match("s", "d") + `)`,
+		`INSERT INTO ` + b.state + ` SELECT * FROM (` + b.initial + `) q WHERE EXISTS (SELECT 1 FROM ` + d + ` d WHERE d._r > 0 AND ` + match("q", "d") + `)`,
+		`DELETE FROM ` + d + ` WHERE _r > 0`,
 	}
 	var set []string
 	for k, a := range b.aggs {
@@ -499,6 +503,12 @@ func (m *maintained) Rows(ctx context.Context) (*engine.Result, error) {
 // read runs the query or one over its columns and returns its rows as the
 // query itself would give them (HUGEINT narrowed, DataFusion's names).
 func (m *maintained) read(ctx context.Context, conn *sql.Conn, query string) (*engine.Result, error) {
+	return readResult(ctx, conn, query, m.huge, m.names)
+}
+
+// readResult runs query and returns its rows with the HUGEINT columns of huge
+// narrowed and the columns of names renamed (both by column index).
+func readResult(ctx context.Context, conn *sql.Conn, query string, huge map[int]bool, names map[int]string) (*engine.Result, error) {
 	var res *engine.Result
 	err := conn.Raw(func(dc any) error {
 		a, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
@@ -510,13 +520,13 @@ func (m *maintained) read(ctx context.Context, conn *sql.Conn, query string) (*e
 			return err
 		}
 		defer rd.Release()
-		res = &engine.Result{Schema: renameSchema(narrowSchema(rd.Schema(), m.huge), m.names)}
+		res = &engine.Result{Schema: renameSchema(narrowSchema(rd.Schema(), huge), names)}
 		for rd.Next() {
-			rec, err := narrowRecord(res.Schema, rd.RecordBatch(), m.huge)
+			rec, err := narrowRecord(res.Schema, rd.RecordBatch(), huge)
 			if err != nil {
 				return err
 			}
-			if len(m.names) > 0 {
+			if len(names) > 0 {
 				rec = withNames(res.Schema, rec)
 			}
 			res.Records = append(res.Records, rec)
@@ -536,14 +546,13 @@ func (m *maintained) read(ctx context.Context, conn *sql.Conn, query string) (*e
 
 // Close drops the query's state and stops copying changes for it.
 func (m *maintained) Close(ctx context.Context) error {
-	m.closeMu.Lock()
-	defer m.closeMu.Unlock()
+	m.mu.Lock()
 	if m.closed {
+		m.mu.Unlock()
 		return nil
 	}
 	m.closed = true
 	m.release()
-	m.mu.Lock()
 	for _, r := range []*engine.Result{m.prev, m.pending} {
 		if r != nil {
 			r.Release()

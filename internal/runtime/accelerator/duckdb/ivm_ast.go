@@ -173,7 +173,7 @@ var nondeterministic = map[string]bool{
 	"random": true, "uuid": true, "gen_random_uuid": true, "uuidv4": true, "uuidv7": true, "setseed": true,
 	"now": true, "current_timestamp": true, "get_current_timestamp": true, "current_date": true,
 	"current_time": true, "today": true, "transaction_timestamp": true, "localtimestamp": true,
-	"localtime": true, "nextval": true, "currval": true, "epoch_ms": false,
+	"localtime": true, "nextval": true, "currval": true,
 }
 
 // volatile reports the first nondeterministic function, window or subquery

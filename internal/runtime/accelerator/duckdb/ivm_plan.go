@@ -269,8 +269,7 @@ func (p *planner) block(n node) (*plannedBlock, string, error) {
 		return nil, "an aggregate has GROUPING SETS, CUBE or ROLLUP", nil
 	}
 	b := &aggBlock{delta: map[string]string{}}
-	var leaves []node
-	if why := p.joinTables(n["from_table"], b, &leaves); why != "" {
+	if why := p.joinTables(n["from_table"], b); why != "" {
 		return nil, why, nil
 	}
 	groups := list(n, "group_expressions")
@@ -357,14 +356,11 @@ func (p *planner) block(n node) (*plannedBlock, string, error) {
 
 	// The state's select list: groups, then each aggregate's parts, then the
 	// row count (and, for changes, how many rows a group lost).
-	items := func(weight any, retracted bool) []any {
-		var out []any
-		b.cols = b.cols[:0]
+	items := func(weight any, retracted bool) (out []any, cols []string) {
 		add := func(e any, name string) {
-			m := e.(map[string]any)
-			m["alias"] = name
-			out = append(out, m)
-			b.cols = append(b.cols, name)
+			e.(map[string]any)["alias"] = name
+			out = append(out, e)
+			cols = append(cols, name)
 		}
 		for j, g := range groups {
 			add(clone(g), fmt.Sprintf("_g%d", j))
@@ -385,16 +381,12 @@ func (p *planner) block(n node) (*plannedBlock, string, error) {
 		}
 		add(substitute(p.tmpl[tmplRows], map[string]any{"__w": weight}), "_n")
 		if retracted {
-			out = append(out, func() any {
-				m := substitute(p.tmpl[tmplRetracted], map[string]any{"__w": weight}).(map[string]any)
-				m["alias"] = "_r"
-				return m
-			}())
+			add(substitute(p.tmpl[tmplRetracted], map[string]any{"__w": weight}), "_r")
 		}
-		return out
+		return out, cols
 	}
 	initial := clone(n)
-	initial["select_list"] = items(p.tmpl[tmplOne], false)
+	initial["select_list"], b.cols = items(p.tmpl[tmplOne], false) // cols: the state table's
 	if b.initial, err = render(p.t, initial); err != nil {
 		return nil, "", err
 	}
@@ -407,17 +399,16 @@ func (p *planner) block(n node) (*plannedBlock, string, error) {
 		leaf["alias"] = bt.qualifier
 		w := clone(p.tmpl[tmplWeight]).(map[string]any)
 		w["column_names"] = []any{bt.qualifier, "_ivm_w"}
-		d["select_list"] = items(w, true)
+		d["select_list"], _ = items(w, true)
 		if b.delta[bt.name], err = render(p.t, d); err != nil {
 			return nil, "", err
 		}
 	}
-	items(p.tmpl[tmplOne], false) // leave cols as the state's
 	return pb, "", nil
 }
 
 // joinTables collects the tables of an inner join tree, in order.
-func (p *planner) joinTables(v any, b *aggBlock, leaves *[]node) string {
+func (p *planner) joinTables(v any, b *aggBlock) string {
 	f, _ := v.(map[string]any)
 	switch str(f, "type") {
 	case "BASE_TABLE":
@@ -438,16 +429,15 @@ func (p *planner) joinTables(v any, b *aggBlock, leaves *[]node) string {
 			q = str(f, "table_name")
 		}
 		b.tables = append(b.tables, blockTable{name: name, qualifier: q})
-		*leaves = append(*leaves, f)
 		return ""
 	case "JOIN":
 		if str(f, "join_type") != "INNER" || (str(f, "ref_type") != "REGULAR" && str(f, "ref_type") != "CROSS") {
 			return "an aggregate reads a " + strings.ToLower(str(f, "join_type")) + " " + strings.ToLower(str(f, "ref_type")) + " join; only inner joins are maintained inside an aggregate (left joins outside it are)"
 		}
-		if why := p.joinTables(f["left"], b, leaves); why != "" {
+		if why := p.joinTables(f["left"], b); why != "" {
 			return why
 		}
-		return p.joinTables(f["right"], b, leaves)
+		return p.joinTables(f["right"], b)
 	case "":
 		return "an aggregate reads no table"
 	default:

@@ -53,7 +53,7 @@ var ivmQueries = []struct {
 		(SELECT product_id, sum(count) AS total FROM orders GROUP BY product_id) s ON s.product_id = p.id
 		ORDER BY s.total DESC NULLS LAST, p.name LIMIT 3`, "incremental"},
 	{"having falls back", `SELECT product_id, sum(count) AS total FROM orders GROUP BY product_id HAVING sum(count) > 10`, "recompute: an aggregate has HAVING"},
-	{"rows of one table", `SELECT id, count, price * 2 AS double FROM orders WHERE count > 5`, "incremental: the table's changed rows"},
+	{"rows of one table", `SELECT id, count, price * 2 AS double, count::HUGEINT AS wide FROM orders WHERE count > 5`, "incremental: the table's changed rows"},
 	{"a join of rows falls back", `SELECT o.id, p.name FROM orders o JOIN products p ON o.product_id = p.id`, "recompute: it has no GROUP BY aggregate"},
 }
 
@@ -247,6 +247,9 @@ func runIVM(t *testing.T, query, mode string, seed uint64) {
 				t.Fatalf("seed %d step %d (%v): new snapshot\n%v\nwant\n%v", seed, step, did, prev, want)
 			}
 			continue
+		}
+		if !diff.Empty() {
+			checkSchema(t, db, query, diff.Schema)
 		}
 		got := applyDiff(t, prev, diff)
 		diff.Release()

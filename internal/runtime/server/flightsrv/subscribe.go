@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -68,7 +67,6 @@ type subscriptionStream struct {
 	w      *flight.Writer
 	schema *arrow.Schema
 	empty  arrow.RecordBatch // zero rows, for markers
-	mem    memory.Allocator
 	sent   time.Time
 }
 
@@ -83,7 +81,6 @@ func (s *Server) serveSubscription(stream flight.FlightService_DoExchangeServer,
 	out := &subscriptionStream{
 		w:      flight.NewRecordWriter(stream, ipc.WithSchema(snap.Schema), ipc.WithAllocator(s.Allocator)),
 		schema: snap.Schema,
-		mem:    s.Allocator,
 	}
 	b := array.NewRecordBuilder(s.Allocator, snap.Schema)
 	out.empty = b.NewRecordBatch()
@@ -186,18 +183,16 @@ func (o *subscriptionStream) marker(m wire.SubscriptionMeta) error {
 	return o.write(o.empty, m.Encode())
 }
 
-// write sends rec with meta. A batch whose schema differs from the stream's in
-// names or metadata is sent under the stream's; one whose column types differ
-// (a store may hand out a sum wider than its query's answer) is cast to the
-// stream's types; a batch that cannot be ends the stream, and the client
-// subscribes again to receive the new columns.
+// write sends rec with meta. A batch whose schema differs from the stream's only
+// in names or metadata is sent under the stream's; other differences end the
+// stream, and the client subscribes again to receive the new columns. (The
+// engine's diffs carry the snapshot's types: the store reads both alike.)
 func (o *subscriptionStream) write(rec arrow.RecordBatch, meta []byte) error {
 	if !rec.Schema().Equal(o.schema) {
-		conformed, err := conform(o.mem, o.schema, rec)
-		if err != nil {
-			return status.Errorf(codes.Unavailable, "the subscribed result's columns changed from %s to %s (%v); subscribe again", o.schema, rec.Schema(), err)
+		if !sameTypes(rec.Schema(), o.schema) {
+			return status.Errorf(codes.Unavailable, "the subscribed result's columns changed from %s to %s; subscribe again", o.schema, rec.Schema())
 		}
-		rec = conformed
+		rec = array.NewRecordBatch(o.schema, rec.Columns(), rec.NumRows())
 		defer rec.Release()
 	}
 	if err := o.w.WriteWithAppMetadata(rec, meta); err != nil {
@@ -207,55 +202,14 @@ func (o *subscriptionStream) write(rec arrow.RecordBatch, meta []byte) error {
 	return nil
 }
 
-// conform returns rec under schema, its columns cast where their types differ.
-func conform(mem memory.Allocator, schema *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if int(rec.NumCols()) != schema.NumFields() {
-		return nil, fmt.Errorf("%d columns, want %d", rec.NumCols(), schema.NumFields())
+func sameTypes(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
 	}
-	cols := make([]arrow.Array, rec.NumCols())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
+	for i := range a.NumFields() {
+		if !arrow.TypeEqual(a.Field(i).Type, b.Field(i).Type) {
+			return false
 		}
-	}()
-	for i, col := range rec.Columns() {
-		want := schema.Field(i).Type
-		if arrow.TypeEqual(col.DataType(), want) {
-			col.Retain()
-			cols[i] = col
-			continue
-		}
-		cast, err := castColumn(mem, col, want)
-		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", schema.Field(i).Name, err)
-		}
-		cols[i] = cast
 	}
-	return array.NewRecordBatch(schema, cols, rec.NumRows()), nil
-}
-
-// castColumn casts what a store may widen: a HUGEINT sum, exported as
-// decimal128(38, 0), to int64 when every value fits. Other casts are refused.
-func castColumn(mem memory.Allocator, col arrow.Array, want arrow.DataType) (arrow.Array, error) {
-	dec, ok := col.(*array.Decimal128)
-	if !ok || want.ID() != arrow.INT64 || dec.DataType().(*arrow.Decimal128Type).Scale != 0 {
-		return nil, fmt.Errorf("cannot cast %s to %s", col.DataType(), want)
-	}
-	b := array.NewInt64Builder(mem)
-	defer b.Release()
-	b.Reserve(dec.Len())
-	for i := range dec.Len() {
-		if dec.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
-		v := dec.Value(i)
-		if v.HighBits() != int64(v.LowBits())>>63 { // not the sign extension of 64 bits
-			return nil, fmt.Errorf("value %s does not fit %s", v.ToString(0), want)
-		}
-		b.Append(int64(v.LowBits()))
-	}
-	return b.NewArray(), nil
+	return true
 }

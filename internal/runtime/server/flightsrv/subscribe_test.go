@@ -9,14 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
@@ -222,50 +218,5 @@ func TestSubscriptionEndings(t *testing.T) {
 	} {
 		err := flightsrv.ToStatus(slog.Default(), "DoExchange", fmt.Errorf("subscription to rankings: %w", tc.err))
 		wantCode(t, err, tc.code, tc.err.Error())
-	}
-}
-
-// TestConformCastsWideSums: a batch whose sum column is HUGEINT (decimal128 of
-// scale 0) is sent as the stream's int64 when every value fits; anything else
-// is refused.
-func TestConformCastsWideSums(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	want := arrow.NewSchema([]arrow.Field{{Name: "count", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
-	for _, tc := range []struct {
-		typ     arrow.DataType
-		json    string
-		rows    string // as recordRows renders them, or the error
-		wantErr bool
-	}{
-		{typ: &arrow.Decimal128Type{Precision: 38, Scale: 0}, json: `[{"count": "35"}, {"count": null}, {"count": "-9223372036854775808"}]`,
-			rows: "35 (null) -9223372036854775808"},
-		{typ: &arrow.Decimal128Type{Precision: 38, Scale: 0}, json: `[{"count": "9223372036854775808"}]`, rows: "does not fit", wantErr: true},
-		{typ: &arrow.Decimal128Type{Precision: 38, Scale: 2}, json: `[{"count": "1.5"}]`, rows: "cannot cast", wantErr: true},
-		{typ: arrow.BinaryTypes.String, json: `[{"count": "x"}]`, rows: "cannot cast", wantErr: true},
-	} {
-		in := arrow.NewSchema([]arrow.Field{{Name: "count", Type: tc.typ, Nullable: true}}, nil)
-		rec, _, err := array.RecordFromJSON(mem, in, strings.NewReader(tc.json))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := flightsrv.Conform(mem, want, rec)
-		rec.Release()
-		if tc.wantErr {
-			if err == nil || !strings.Contains(err.Error(), tc.rows) {
-				t.Errorf("%s: err=%v, want one containing %q", tc.typ, err, tc.rows)
-			}
-			if out != nil {
-				out.Release()
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", tc.typ, err)
-		}
-		if got := strings.Join(recordRows(out), " "); !out.Schema().Equal(want) || got != tc.rows {
-			t.Errorf("%s: %s rows %q, want %s rows %q", tc.typ, out.Schema(), got, want, tc.rows)
-		}
-		out.Release()
 	}
 }
