@@ -3,8 +3,6 @@
 package duckdb_test
 
 import (
-	"context"
-	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -77,31 +75,11 @@ func TestApplyDiffIsAMultisetChange(t *testing.T) {
 			if tc.ins != "" {
 				ins = rowsOf(t, mem, docs, tc.ins)
 			}
-			tx, err := db.Begin(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tx.ApplyDiff("docs", del, ins)
-			switch {
-			case tc.wantErr == "" && err != nil:
-				tx.Rollback()
-				t.Fatal(err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				tx.Rollback()
-				t.Fatalf("err=%v, want one containing %q", err, tc.wantErr)
-			case err != nil:
-				tx.Rollback()
-			default:
-				if err := tx.Commit(); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeOrFail(t, db, tc.wantErr, func(tx *duckdb.Tx) error { return tx.ApplyDiff("docs", del, ins) })
 			if got := multiset(t, db); got != tc.want {
 				t.Fatalf("rows=%q, want %q", got, tc.want)
 			}
-			if got, want := scalar(t, db, `SELECT count(*) FROM duckdb_tables() WHERE temporary`), "0"; got != want {
-				t.Fatalf("temporary tables left=%s, want %s", got, want)
-			}
+			noTempTables(t, db)
 		})
 	}
 }

@@ -34,6 +34,40 @@ func rowsOf(tb testing.TB, mem memory.Allocator, schema *arrow.Schema, json stri
 
 func fields(fs ...arrow.Field) *arrow.Schema { return arrow.NewSchema(fs, nil) }
 
+// writeOrFail runs fn in a transaction and commits it when it succeeds. With
+// wantErr set, fn must fail with an error containing it, and the transaction
+// is rolled back.
+func writeOrFail(t *testing.T, db *duckdb.DB, wantErr string, fn func(tx *duckdb.Tx) error) {
+	t.Helper()
+	tx, err := db.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = fn(tx)
+	switch {
+	case wantErr == "" && err != nil:
+		tx.Rollback()
+		t.Fatal(err)
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+		tx.Rollback()
+		t.Fatalf("err=%v, want one containing %q", err, wantErr)
+	case err != nil:
+		tx.Rollback()
+	default:
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// noTempTables fails when a temporary table outlived its transaction.
+func noTempTables(t *testing.T, db *duckdb.DB) {
+	t.Helper()
+	if got, want := scalar(t, db, `SELECT count(*) FROM duckdb_tables() WHERE temporary`), "0"; got != want {
+		t.Fatalf("temporary tables left=%s, want %s", got, want)
+	}
+}
+
 var (
 	idField   = arrow.Field{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}
 	bodyField = arrow.Field{Name: "body", Type: arrow.BinaryTypes.String, Nullable: true}
@@ -154,31 +188,11 @@ func TestApplyChanges(t *testing.T) {
 				_, err := tx.Replace("docs", rowsOf(t, mem, docs, `[{"id": 1, "body": "a", "n": 1}, {"id": 2, "body": "b", "n": 2}]`))
 				return err
 			})
-			tx, err := db.Begin(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tx.ApplyChanges("docs", tc.changes(t, mem))
-			switch {
-			case tc.wantErr == "" && err != nil:
-				tx.Rollback()
-				t.Fatal(err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				tx.Rollback()
-				t.Fatalf("err=%v, want one containing %q", err, tc.wantErr)
-			case err != nil:
-				tx.Rollback()
-			default:
-				if err := tx.Commit(); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeOrFail(t, db, tc.wantErr, func(tx *duckdb.Tx) error { return tx.ApplyChanges("docs", tc.changes(t, mem)) })
 			if got := docsTable(t, db); got != tc.want {
 				t.Fatalf("rows=%q, want %q", got, tc.want)
 			}
-			if got, want := scalar(t, db, `SELECT count(*) FROM duckdb_tables() WHERE temporary`), "0"; got != want {
-				t.Fatalf("temporary tables left=%s, want %s", got, want)
-			}
+			noTempTables(t, db)
 		})
 	}
 }
