@@ -229,7 +229,7 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 			select {
 			case changes <- c:
 			case <-ctx.Done():
-				c.Release()
+				c.Diff.Release()
 				readErr = ctx.Err()
 				return
 			}
@@ -238,7 +238,7 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 	defer func() {
 		st.Close() // ends the reader
 		for c := range changes {
-			c.Release()
+			c.Diff.Release()
 		}
 		wg.Wait()
 	}()
@@ -258,7 +258,7 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 		}
 		err := f.apply(ctx, st.Schema(), batch)
 		for _, c := range batch {
-			c.Release()
+			c.Diff.Release()
 		}
 		if err != nil {
 			return err
@@ -274,17 +274,17 @@ func (f *Feed) apply(ctx context.Context, schema *arrow.Schema, batch []Change) 
 	last := batch[len(batch)-1].Position
 	changed := false
 	for _, c := range batch {
-		changed = changed || !c.Progress
+		changed = changed || !c.Diff.Empty()
 	}
 	if !changed {
 		return f.eng.Advance(ctx, f.Datasets(), last)
 	}
 	return f.eng.Apply(ctx, f.Datasets(), last, func(tx engine.StoreTx) error {
 		for _, c := range batch {
-			if c.Progress {
+			if c.Diff.Empty() {
 				continue
 			}
-			if err := applyChange(tx, f.dataset, schema, c); err != nil {
+			if err := applyChange(tx, f.dataset, schema, c.Diff); err != nil {
 				return fmt.Errorf("apply the change at %s: %w", c.Position, err)
 			}
 		}
@@ -292,7 +292,7 @@ func (f *Feed) apply(ctx context.Context, schema *arrow.Schema, batch []Change) 
 	})
 }
 
-func applyChange(tx engine.StoreTx, table string, schema *arrow.Schema, c Change) error {
+func applyChange(tx engine.StoreTx, table string, schema *arrow.Schema, c engine.Diff) error {
 	var del, ins array.RecordReader
 	var err error
 	if len(c.Delete) > 0 {

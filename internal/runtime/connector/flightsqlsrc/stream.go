@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
@@ -150,25 +151,11 @@ func (s *Stream) Snapshot() array.RecordReader {
 // Complete reports whether the whole snapshot was read.
 func (s *Stream) Complete() bool { return s.done }
 
-// Change is one step of a subscription after its snapshot: the rows that left
-// and entered the result as of Position, or, with Progress, none: the rows hold
-// as of Position. Release it when done.
-type Change struct {
-	Position position.LSN
-	Progress bool
-	Delete   []arrow.RecordBatch
-	Insert   []arrow.RecordBatch
-}
-
-// Release drops the change's batches.
-func (c Change) Release() {
-	for _, b := range c.Delete {
-		b.Release()
-	}
-	for _, b := range c.Insert {
-		b.Release()
-	}
-}
+// Change is one step of a subscription after its snapshot, as the engine
+// publishes it: the rows that left and entered as of Position, or, when the
+// diff is empty, progress (the rows hold as of Position). Release its Diff
+// when done.
+type Change = engine.SubscriptionEvent
 
 // Next reads the next change: every delete and insert batch up to its commit
 // marker, or a progress marker.
@@ -176,20 +163,20 @@ func (s *Stream) Next() (Change, error) {
 	if !s.done {
 		return Change{}, errors.New("read the subscription's snapshot before its changes")
 	}
-	var c Change
+	c := Change{Diff: engine.Diff{Schema: s.Schema()}}
 	for {
 		meta, rec, err := s.read()
 		if err != nil {
-			c.Release()
+			c.Diff.Release()
 			return Change{}, err
 		}
 		switch meta.Kind {
 		case wire.KindProgress:
-			if len(c.Delete)+len(c.Insert) > 0 {
-				c.Release()
+			if !c.Diff.Empty() {
+				c.Diff.Release()
 				return Change{}, fmt.Errorf("subscription: a progress marker at %s inside a change at %s", meta.Position, c.Position)
 			}
-			return Change{Position: meta.Position, Progress: true}, nil
+			return Change{Position: meta.Position, Diff: c.Diff}, nil
 		case wire.KindCommit:
 			c.Position = meta.Position
 			return c, nil
@@ -197,12 +184,12 @@ func (s *Stream) Next() (Change, error) {
 			c.Position = meta.Position
 			rec.Retain()
 			if meta.Kind == wire.KindDelete {
-				c.Delete = append(c.Delete, rec)
+				c.Diff.Delete = append(c.Diff.Delete, rec)
 			} else {
-				c.Insert = append(c.Insert, rec)
+				c.Diff.Insert = append(c.Diff.Insert, rec)
 			}
 		default:
-			c.Release()
+			c.Diff.Release()
 			return Change{}, fmt.Errorf("subscription: unexpected %q message after the snapshot", meta.Kind)
 		}
 	}
