@@ -1,13 +1,11 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
-	"strconv"
 	"strings"
 
 	"github.com/docker/go-units"
@@ -61,60 +59,26 @@ func ReadMemory(ctx context.Context, client *http.Client, docker string, src Mem
 }
 
 func scrapeRSS(ctx context.Context, client *http.Client, url string) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	v, err := scrape(ctx, client, url, MetricKey{Name: MetricRSS})
 	if err != nil {
-		return 0, fmt.Errorf("metrics %s: %w", url, err)
+		return 0, err
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("metrics %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("metrics %s: status %d", url, resp.StatusCode)
-	}
-	b, ok := ParseRSS(resp.Body)
-	if !ok {
-		return 0, fmt.Errorf("metrics %s: no %s", url, MetricRSS)
-	}
-	return b, nil
+	return int64(v[0]), nil
 }
 
 // ParseRSS finds process_resident_memory_bytes in a Prometheus text exposition.
 func ParseRSS(r io.Reader) (int64, bool) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, MetricRSS)
-		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
-			continue
-		}
-		fields := strings.Fields(rest[strings.LastIndex(rest, "}")+1:])
-		if len(fields) == 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(fields[0], 64)
-		if err != nil {
-			continue
-		}
-		return int64(v), true
-	}
-	return 0, false
+	v, found := ParseMetrics(r, []MetricKey{{Name: MetricRSS}})
+	return int64(v[0]), found[0]
 }
 
 func dockerRSS(ctx context.Context, docker string, src MemorySource) (int64, string, error) {
 	name := src.Container
-	if name == "" && src.Service != "" {
-		out, err := exec.CommandContext(ctx, docker, "ps", "--filter",
-			"label=com.docker.compose.service="+src.Service, "--format", "{{.Names}}").Output()
-		if err != nil {
-			return 0, "", fmt.Errorf("docker ps: %w", err)
-		}
-		name, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
-	}
 	if name == "" {
-		return 0, "", fmt.Errorf("no container of compose service %q", src.Service)
+		var err error
+		if name, err = composeContainer(ctx, docker, "", src.Service); err != nil {
+			return 0, "", err
+		}
 	}
 	out, err := exec.CommandContext(ctx, docker, "stats", "--no-stream", "--format", "{{.MemUsage}}", name).Output()
 	if err != nil {
