@@ -8,6 +8,7 @@
 #   make test       the test suite (needs Docker for Postgres)
 #   make fuzz       each fuzz target for FUZZTIME (default 30s)
 #   make deps       install missing host packages (root + apt), else name the command
+#   make bench-writes  the write benchmark: the rate the command side and the whole chain sustain
 #   make chaos      real faults into a second stack (project cqrs-chaos), checked round by round
 #   make logs       the stack's recent logs (FOLLOW=1 to follow)
 #   make scale      change the runtimes' replica counts on the running stack
@@ -75,7 +76,7 @@ SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
 .PHONY: up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
-	wait endpoints down clean logs test fuzz bench bench-quick bench-scale bench-failover bench-heavy chaos chaos-quick scale drop-stale-slots
+	wait endpoints down clean logs test fuzz bench bench-quick bench-scale bench-failover bench-heavy bench-writes chaos chaos-quick scale drop-stale-slots
 
 up: ports secrets build images
 	@echo "==> $(COMPOSE) up -d"
@@ -349,6 +350,19 @@ SCALE_ARGS ?= -c 100 -z 6s --rounds 3 --write-rate 100 --changes-window 10s --fr
 bench-scale:
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench $(BENCH_ENDPOINTS) $(SCALE_ARGS) --scale $(SIZES)
+
+# make bench-writes: the write benchmark of issue 19 (about 10 minutes). Open-loop
+# POST /orders at each rate, 30 s per step, first with the runtimes paused (the
+# command side alone: api + Postgres), then the whole chain, interleaved per rate;
+# then up to 3 more steps per configuration narrow its sustained rate. Reports
+# POST p50/p99, write-to-visible per runtime from their watermarks, CPU and RSS per
+# process (the load generator's too), catch-up, and the goals, to
+# bench/results/writes-latest.md. A smoke run:
+#   make bench-writes WRITES_ARGS='--rates 100,500 --step 10s --refine 0'
+WRITES_ARGS ?= --rates 100,250,500,1000,2000 --step 30s
+bench-writes:
+	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
+	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench writes $(BENCH_ENDPOINTS) $(WRITES_ARGS)
 
 # About a minute, on the data as it is: a smoke run.
 bench-quick:

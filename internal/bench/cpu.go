@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -17,6 +18,9 @@ const (
 	ProcAccelerated  = "runtime 1"
 	ProcMaterialized = "runtime 2"
 	ProcPostgres     = "postgres"
+	// ProcBench is the benchmark itself, the load generator: on a small machine
+	// its CPU is part of what the cores were doing.
+	ProcBench = "bench (load generator)"
 )
 
 // CPUSource says where to read one process's CPU time: its Prometheus endpoint
@@ -27,6 +31,8 @@ type CPUSource struct {
 	MetricsURL string // http://host:9999/metrics
 	Container  string // container name; when empty, the container of Service
 	Service    string // Compose service, to find the container
+	// Self reads this process's own CPU time (getrusage), the other fields unused.
+	Self bool
 }
 
 // CPUReading is one reading of each process's CPU seconds; a process that could
@@ -84,6 +90,9 @@ func (s *CPUSampler) setWhy(process, why string) {
 }
 
 func (s *CPUSampler) read(ctx context.Context, src CPUSource) (float64, error) {
+	if src.Self {
+		return selfCPU()
+	}
 	if src.MetricsURL != "" {
 		v, err := scrape(ctx, s.HTTP, src.MetricsURL, MetricKey{Name: MetricCPU})
 		if err != nil {
@@ -128,6 +137,16 @@ func (s *CPUSampler) containerOf(ctx context.Context, src CPUSource) (string, er
 	s.container[src.Process] = name
 	s.mu.Unlock()
 	return name, nil
+}
+
+// selfCPU is this process's user and system CPU seconds.
+func selfCPU() (float64, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime), nil
 }
 
 // ParseCgroupCPU reads a cgroup's CPU seconds: usage_usec of cgroup v2's

@@ -30,7 +30,7 @@ func Markdown(r *Report) string {
 	} else {
 		p(".\n\n")
 	}
-	writeMachine(&b, r)
+	writeMachine(&b, r.Machine)
 	writeSettings(&b, r.Settings)
 	for _, s := range r.Sizes {
 		writeSize(&b, r.Settings, s)
@@ -54,8 +54,7 @@ func Markdown(r *Report) string {
 	return b.String()
 }
 
-func writeMachine(b *strings.Builder, r *Report) {
-	m := r.Machine
+func writeMachine(b *strings.Builder, m Machine) {
 	fmt.Fprintf(b, "## Machine\n\n| Cores | CPU | Memory | OS | Kernel | Go | Docker |\n|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s |\n\n", m.Cores, m.CPU, bytesText(m.MemoryBytes), m.OS, m.Kernel, m.GoVersion, m.Docker)
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 
 	"github.com/docker/go-units"
@@ -21,6 +23,9 @@ type MemorySource struct {
 	MetricsURL string // http://host:9090/metrics; skipped when empty
 	Container  string // container name; when empty, the container of Compose service Service
 	Service    string // Compose service name, to find the container
+	Project    string // Compose project of Service; any when empty
+	// Self reads this process's own resident memory (/proc/self/statm).
+	Self bool
 }
 
 // Memory is one reading of a runtime's resident memory.
@@ -35,6 +40,15 @@ type Memory struct {
 // be had says why in Source.
 func ReadMemory(ctx context.Context, client *http.Client, docker string, src MemorySource) Memory {
 	m := Memory{Runtime: src.Runtime, Source: "n/a"}
+	if src.Self {
+		b, err := selfRSS()
+		if err != nil {
+			m.Source = "n/a: " + err.Error()
+			return m
+		}
+		m.Bytes, m.Source = b, "/proc/self/statm"
+		return m
+	}
 	var why []string
 	if src.MetricsURL != "" {
 		b, err := scrapeRSS(ctx, client, src.MetricsURL)
@@ -76,7 +90,7 @@ func dockerRSS(ctx context.Context, docker string, src MemorySource) (int64, str
 	name := src.Container
 	if name == "" {
 		var err error
-		if name, err = composeContainer(ctx, docker, "", src.Service); err != nil {
+		if name, err = composeContainer(ctx, docker, src.Project, src.Service); err != nil {
 			return 0, "", err
 		}
 	}
@@ -86,6 +100,23 @@ func dockerRSS(ctx context.Context, docker string, src MemorySource) (int64, str
 	}
 	b, err := ParseMemUsage(string(out))
 	return b, name, err
+}
+
+// selfRSS is this process's resident memory: statm's second field, in pages.
+func selfRSS() (int64, error) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, fmt.Errorf("own memory: %w", err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, fmt.Errorf("own memory: /proc/self/statm %q", strings.TrimSpace(string(b)))
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("own memory: %w", err)
+	}
+	return pages * int64(os.Getpagesize()), nil
 }
 
 // ParseMemUsage reads the used part of docker stats' MemUsage, "123.4MiB / 1.9GiB".

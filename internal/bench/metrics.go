@@ -121,7 +121,15 @@ func keyText(k MetricKey) string {
 // composeContainer names the first container of a Compose service, of project
 // when given (several stacks on one host must not be confused).
 func composeContainer(ctx context.Context, docker, project, service string) (string, error) {
+	return findContainer(ctx, docker, project, service, false)
+}
+
+// findContainer is composeContainer, also among stopped containers when all.
+func findContainer(ctx context.Context, docker, project, service string, all bool) (string, error) {
 	args := []string{"ps", "--filter", "label=com.docker.compose.service=" + service}
+	if all {
+		args = append(args, "-a")
+	}
 	if project != "" {
 		args = append(args, "--filter", "label=com.docker.compose.project="+project)
 	}

@@ -67,13 +67,17 @@ func SVG(r *Report) string {
 	if len(fresh) > 0 {
 		y = barChart(&body, y, "Write-to-visible lag under load, p50 and p99 (lower is better)", fresh)
 	}
+	return svgDocument(fmt.Sprintf("CQRS benchmark, %s, %d cores, %s", r.Started.UTC().Format("2006-01-02"), r.Machine.Cores, r.Machine.GoVersion), y, body.String())
+}
+
+// svgDocument wraps charts of height pixels in an SVG document under title.
+func svgDocument(title string, height int, body string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
-		svgWidth, y, svgWidth, y)
+		svgWidth, height, svgWidth, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`+"\n",
-		esc(fmt.Sprintf("CQRS benchmark, %s, %d cores, %s", r.Started.UTC().Format("2006-01-02"), r.Machine.Cores, r.Machine.GoVersion)))
-	b.WriteString(body.String())
+	fmt.Fprintf(&b, `<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", esc(title))
+	b.WriteString(body)
 	b.WriteString("</svg>\n")
 	return b.String()
 }

@@ -154,7 +154,7 @@ func (w *Watch) read(p Probe, slots chan struct{}, wr Write) {
 			return
 		}
 	}
-	a.Status, a.Position, a.Err = w.ask(p, wr.Token)
+	a.Status, a.Position, a.Err = askAt(w.ctx, w.client.HTTP, p, wr.Token)
 	a.At = time.Since(w.epoch)
 	<-slots
 	if a.Status == ErrorStatus && w.ctx.Err() != nil {
@@ -163,11 +163,11 @@ func (w *Watch) read(p Probe, slots chan struct{}, wr Write) {
 	w.record(a)
 }
 
-// ask sends p with Spice-Min-Position: token and reads the whole answer. It
+// askAt sends p with Spice-Min-Position: token and reads the whole answer. It
 // returns the status (ErrorStatus when no answer came), the answer's position,
 // and why it failed: the transport error's kind, or the first line of a non-2xx
 // body.
-func (w *Watch) ask(p Probe, token position.LSN) (int, position.LSN, string) {
+func askAt(ctx context.Context, client *http.Client, p Probe, token position.LSN) (int, position.LSN, string) {
 	method := p.Method
 	if method == "" {
 		method = http.MethodGet
@@ -176,7 +176,7 @@ func (w *Watch) ask(p Probe, token position.LSN) (int, position.LSN, string) {
 	if p.Body != "" {
 		body = strings.NewReader(p.Body)
 	}
-	req, err := http.NewRequestWithContext(w.ctx, method, p.URL, body)
+	req, err := http.NewRequestWithContext(ctx, method, p.URL, body)
 	if err != nil {
 		return ErrorStatus, 0, "bad request: " + err.Error()
 	}
@@ -184,7 +184,7 @@ func (w *Watch) ask(p Probe, token position.LSN) (int, position.LSN, string) {
 		req.Header[k] = v
 	}
 	req.Header.Set(wire.HeaderMinPosition, token.String())
-	resp, err := w.client.HTTP.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return ErrorStatus, 0, errorKind(err)
 	}

@@ -28,6 +28,10 @@ type Writer struct {
 	// OnWrite, when set, is called with each successful write once it is kept,
 	// from the write's own goroutine; it must not block. Set it before Open.
 	OnWrite func(Write)
+	// For, when set, ends the writing by itself after this long: no write is
+	// due after it, and the writes in flight are awaited and counted (Wait).
+	// Zero writes until Close.
+	For time.Duration
 
 	client *Client
 	epoch  time.Time
@@ -58,10 +62,24 @@ func (w *Writer) Open() {
 	go func() {
 		defer close(w.done)
 		if w.Rate > 0 {
-			pace(ctx, w.Rate, 0, limit, func(time.Time) { w.post(ctx) })
+			pace(ctx, w.Rate, w.For, limit, func(due time.Time) { w.post(ctx, due) })
 		}
-		w.rec.AddElapsed(time.Since(start))
+		// As Client.Open: never shorter than the schedule, longer when the
+		// answers took longer, so the achieved rate is never above the asked one.
+		w.rec.AddElapsed(max(w.For, time.Since(start)))
 	}()
+}
+
+// Wait returns once the writing ended by itself (For) and every write in flight
+// was answered, or ctx ended.
+func (w *Writer) Wait(ctx context.Context) {
+	if w.done == nil {
+		return
+	}
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+	}
 }
 
 // Close stops writing. Writes in flight are abandoned and not counted.
@@ -74,12 +92,15 @@ func (w *Writer) Close() {
 	w.cancel = nil
 }
 
-func (w *Writer) post(ctx context.Context) {
+// post writes one order due at due. Its latency runs from the due time, as the
+// open loop's (Client.Open): a server that falls behind is charged for the queue.
+func (w *Writer) post(ctx context.Context, due time.Time) {
 	s, hdr := w.client.Do(ctx, http.MethodPost, PathOrders, nil, nil)
 	at := time.Since(w.epoch)
 	if ctx.Err() != nil {
 		return
 	}
+	s.Latency = time.Since(due)
 	w.rec.Record(s)
 	if s.Status/100 != 2 || hdr == nil {
 		return
