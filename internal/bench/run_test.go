@@ -71,7 +71,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(wire.HeaderPosition, c.lsn.String())
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write([]byte(`{"id":1}`))
-	case r.Method == http.MethodGet && r.URL.Path == bench.PathNoop:
+	case r.Method == http.MethodGet && (r.URL.Path == bench.PathNoop || r.URL.Path == "/readyz"):
 		_, _ = w.Write([]byte("ok\n"))
 	case r.Method == http.MethodGet, r.Method == http.MethodPost && r.URL.Path == pathSQL:
 		f.ranking(w, r)

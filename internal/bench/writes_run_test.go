@@ -1,0 +1,122 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cqrs-spice/cqrs/internal/bench"
+)
+
+// switches records what the runner asked of the runtimes, and fails On when
+// failOn is set.
+type switches struct {
+	calls  []string
+	failOn bool
+}
+
+func (s *switches) Off(context.Context) error { s.calls = append(s.calls, "off"); return nil }
+
+func (s *switches) On(context.Context) error {
+	s.calls = append(s.calls, "on")
+	if s.failOn {
+		return errors.New("docker unpause: no such container")
+	}
+	return nil
+}
+
+func (s *switches) How() string { return "recorded" }
+
+func writesConfig(url string, sw bench.Runtimes) bench.WritesConfig {
+	return bench.WritesConfig{
+		BaseURL: url, Rates: []float64{40, 80}, Step: 250 * ms, Refine: -1, Settle: ms,
+		TraceRate: 20, Accelerated: bench.RuntimeEndpoint{URL: url}, Materialized: bench.RuntimeEndpoint{URL: url},
+		Runtimes: sw, CatchUpTimeout: 5 * time.Second, Timeout: 5 * time.Second,
+	}
+}
+
+func TestWritesRunner_Run(t *testing.T) {
+	_, srv := newFakeAPI(t)
+	sw := &switches{}
+	rep, err := bench.NewWritesRunner(writesConfig(srv.URL, sw)).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range rep.Steps {
+		got = append(got, s.Config)
+	}
+	// Interleaved per rate; each command side step switches the runtimes off
+	// and on again. A goal step may follow, at 80% of the command side's rate.
+	if want := []string{bench.ConfigCommand, bench.ConfigChain, bench.ConfigCommand, bench.ConfigChain}; !slices.Equal(got[:4], want) {
+		t.Fatalf("steps %v, want %v first", got, want)
+	}
+	if want := []string{"off", "on", "off", "on"}; !slices.Equal(sw.calls, want) {
+		t.Fatalf("runtimes switched %v, want %v", sw.calls, want)
+	}
+	for _, s := range rep.Steps {
+		// The schedule's writes, all in flight awaited: 40/s for 250 ms is 10.
+		if want := int64(s.Rate * 0.25); s.Writes.Requests != want || s.Writes.OK != want {
+			t.Errorf("%s at %g/s: %d writes, %d 2xx; want %d", s.Config, s.Rate, s.Writes.Requests, s.Writes.OK, want)
+		}
+		if len(s.CatchUp) != 2 || !s.CatchUp[0].OK || !s.CatchUp[1].OK {
+			t.Errorf("%s at %g/s: catch-up %+v, want both runtimes caught up", s.Config, s.Rate, s.CatchUp)
+		}
+		if c := procCPU(s.CPU.Processes, bench.ProcBench); c == nil || c.Why != "" {
+			t.Errorf("%s at %g/s: no CPU of the load generator: %+v", s.Config, s.Rate, s.CPU)
+		}
+		switch s.Config {
+		case bench.ConfigCommand:
+			if len(s.Hops) != 0 || len(s.Trends) != 0 {
+				t.Errorf("command side at %g/s has freshness %+v %+v", s.Rate, s.Hops, s.Trends)
+			}
+		case bench.ConfigChain:
+			// 80/s traced at 20/s: every 4th write, on both runtimes, all seen.
+			if want := int(s.Writes.OK) / bench.TraceSample(s.Rate, 20); s.Traced != want {
+				t.Errorf("chain at %g/s traced %d writes, want %d", s.Rate, s.Traced, want)
+			}
+			if len(s.Hops) != 2 || s.Hops[0].Reached != s.Traced || s.Hops[1].Reached != s.Traced || len(s.Trends) != 2 {
+				t.Errorf("chain at %g/s: hops %+v trends %+v", s.Rate, s.Hops, s.Trends)
+			}
+		}
+	}
+	md := bench.WritesMarkdown(rep)
+	if !strings.Contains(md, "a smoke run") || !strings.Contains(md, "| 80 | whole chain | list |") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+func TestWritesRunner_RunFailsWhenARuntimeCannotBeSwitched(t *testing.T) {
+	_, srv := newFakeAPI(t)
+	_, err := bench.NewWritesRunner(writesConfig(srv.URL, &switches{failOn: true})).Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no such container") {
+		t.Fatalf("err = %v, want the switch's", err)
+	}
+}
+
+func TestReadSelf(t *testing.T) {
+	if _, err := os.Stat("/proc/self/statm"); err != nil {
+		t.Skip("no /proc")
+	}
+	m := bench.ReadMemory(context.Background(), nil, "", bench.MemorySource{Runtime: bench.ProcBench, Self: true})
+	if m.Bytes <= 0 {
+		t.Fatalf("own RSS %+v", m)
+	}
+	s := &bench.CPUSampler{Sources: []bench.CPUSource{{Process: bench.ProcBench, Self: true}}}
+	if _, ok := s.Read(context.Background())[bench.ProcBench]; !ok {
+		t.Fatalf("own CPU not read: %s", s.Why(bench.ProcBench))
+	}
+}
+
+func procCPU(cs []bench.ProcessCPU, process string) *bench.ProcessCPU {
+	for i := range cs {
+		if cs[i].Process == process {
+			return &cs[i]
+		}
+	}
+	return nil
+}
