@@ -95,6 +95,7 @@ type WritesRunner struct {
 	Out io.Writer
 
 	epoch  time.Time
+	off    bool // the runtimes are switched off
 	writes *Client
 	probes *Client
 	polls  *http.Client
@@ -145,6 +146,7 @@ func (r *WritesRunner) Run(ctx context.Context) (*WritesReport, error) {
 	defer r.writes.Close()
 	defer r.probes.Close()
 	defer r.polls.CloseIdleConnections()
+	defer r.restore()
 	rep := &WritesReport{Started: time.Now(), Command: r.Command, Settings: r.settings(), Machine: DescribeMachine(ctx, r.Docker)}
 	if s, _ := r.writes.Do(ctx, http.MethodGet, "/readyz", nil, nil); s.Status/100 != 2 {
 		return nil, fmt.Errorf("%w: GET %s/readyz: %s; is the stack up (make up) and --url right?", ErrUnreachable, r.BaseURL, statusOf(s))
@@ -186,6 +188,21 @@ func (r *WritesRunner) Run(ctx context.Context) (*WritesReport, error) {
 	return rep, nil
 }
 
+// restore switches the runtimes on again when a run ended while they were off
+// (interrupted, or a step failed): a stack is never left paused.
+func (r *WritesRunner) restore() {
+	if !r.off {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.Runtimes.On(ctx); err != nil {
+		r.printf("warning: the runtimes could not be switched on again (%v): docker unpause or start them\n", err)
+		return
+	}
+	r.off = false
+}
+
 func (r *WritesRunner) settings() WritesSettings {
 	return WritesSettings{
 		BaseURL: r.BaseURL, Rates: r.Rates, Step: r.Step, Refine: r.Refine, Settle: r.Settle,
@@ -199,6 +216,7 @@ func (r *WritesRunner) step(ctx context.Context, rep *WritesReport, cfg string, 
 	r.printf("%-12s %6g orders/s for %s (%s)\n", cfg, rate, r.Step, phase)
 	chain := cfg == ConfigChain
 	if !chain {
+		r.off = true
 		if err := r.Runtimes.Off(ctx); err != nil {
 			return fmt.Errorf("command side at %g/s: %w", rate, err)
 		}
@@ -237,6 +255,7 @@ func (r *WritesRunner) step(ctx context.Context, rep *WritesReport, cfg string, 
 		if err := r.Runtimes.On(ctx); err != nil {
 			return fmt.Errorf("command side at %g/s: %w", rate, err)
 		}
+		r.off = false
 	}
 	st.CatchUp = r.catchUp(ctx, probes, writes, since)
 	if chain {

@@ -92,9 +92,14 @@ func TestWritesRunner_Run(t *testing.T) {
 
 func TestWritesRunner_RunFailsWhenARuntimeCannotBeSwitched(t *testing.T) {
 	_, srv := newFakeAPI(t)
-	_, err := bench.NewWritesRunner(writesConfig(srv.URL, &switches{failOn: true})).Run(context.Background())
+	sw := &switches{failOn: true}
+	_, err := bench.NewWritesRunner(writesConfig(srv.URL, sw)).Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "no such container") {
 		t.Fatalf("err = %v, want the switch's", err)
+	}
+	// The run tried once more to switch them on, on its way out.
+	if want := []string{"off", "on", "on"}; !slices.Equal(sw.calls, want) {
+		t.Fatalf("runtimes switched %v, want %v", sw.calls, want)
 	}
 }
 
