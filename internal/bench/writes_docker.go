@@ -2,10 +2,12 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Ways DockerRuntimes switches the runtimes off.
@@ -20,6 +22,9 @@ const (
 	// a fresh snapshot: the catch-up is a restart's, not a backlog's.
 	RuntimesStop = "stop"
 )
+
+// switchAttempts is how often DockerRuntimes tries each docker command.
+const switchAttempts = 5
 
 var _ Runtimes = (*DockerRuntimes)(nil)
 
@@ -65,15 +70,41 @@ func (d *DockerRuntimes) each(ctx context.Context, verb string, services []strin
 	if d.Docker == "" || d.Project == "" {
 		return fmt.Errorf("switch the runtimes: the docker CLI and the compose project are required")
 	}
+	var errs []error
 	for _, svc := range services {
 		// Stopped containers too: a stopped one must be found to start it.
 		name, err := findContainer(ctx, d.Docker, d.Project, svc, true)
 		if err != nil {
 			return err
 		}
-		if out, err := exec.CommandContext(ctx, d.Docker, verb, name).CombinedOutput(); err != nil {
-			return fmt.Errorf("docker %s %s: %w: %s", verb, name, err, strings.TrimSpace(string(out)))
+		if err := d.run(ctx, verb, name); err != nil {
+			if verb == "pause" || verb == "stop" {
+				return err // the caller switches them on again
+			}
+			errs = append(errs, err) // switch on the others all the same
 		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// run runs docker verb name, a few times: freezing a busy container's cgroup
+// fails now and then on a loaded host ("unable to freeze"). Switching on a
+// container that is not off is no error, so On also mends a half-done Off.
+func (d *DockerRuntimes) run(ctx context.Context, verb, name string) error {
+	var err error
+	for attempt := range switchAttempts {
+		if attempt > 0 && !sleepUntil(ctx, time.Now().Add(time.Second)) {
+			break
+		}
+		var out []byte
+		if out, err = exec.CommandContext(ctx, d.Docker, verb, name).CombinedOutput(); err == nil {
+			return nil
+		}
+		msg := strings.TrimSpace(string(out))
+		if verb == "unpause" && strings.Contains(msg, "is not paused") {
+			return nil
+		}
+		err = fmt.Errorf("docker %s %s: %w: %s", verb, name, err, msg)
+	}
+	return err
 }
