@@ -97,6 +97,10 @@ func parseWritesFlags(args []string, stderr io.Writer) (writesOptions, error) {
 	fs.StringVar(&c.Docker, "docker", "docker", "docker CLI")
 	fs.StringVar(&o.PostgresURL, "postgres-url", "", "Postgres to count the orders in, for the report (default: not counted)")
 	fs.StringVar(&o.OutDir, "out", DefaultOutDir, "directory of the results")
+	fs.Func("note", "a note for the report, e.g. what else the machine was doing (repeatable)", func(s string) error {
+		c.Notes = append(c.Notes, s)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -71,9 +71,16 @@ func (c *Client) Do(ctx context.Context, method, path string, hdr http.Header, b
 	if err != nil {
 		return Sample{Latency: time.Since(start), Status: ErrorStatus, Err: errorKind(err)}, nil
 	}
+	var msg string
+	var head int64
+	if resp.StatusCode/100 != 2 {
+		var b strings.Builder
+		head, _ = io.Copy(&b, io.LimitReader(resp.Body, maxMessage))
+		msg = firstLine(strings.NewReader(b.String()))
+	}
 	n, err := io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
-	s := Sample{Latency: time.Since(start), Status: resp.StatusCode, Bytes: n, Cache: resp.Header.Get(wire.HeaderCacheStatus)}
+	s := Sample{Latency: time.Since(start), Status: resp.StatusCode, Bytes: head + n, Cache: resp.Header.Get(wire.HeaderCacheStatus), Err: msg}
 	if err != nil {
 		s.Status, s.Err = ErrorStatus, "read body: "+errorKind(err)
 	}

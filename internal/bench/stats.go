@@ -27,7 +27,9 @@ type Sample struct {
 	Status  int    // HTTP status, or ErrorStatus
 	Bytes   int64  // response body bytes
 	Cache   string // Results-Cache-Status, if any
-	Err     string // transport error kind, when Status is ErrorStatus
+	// Err is the transport error's kind when Status is ErrorStatus, else the
+	// first line of a non-2xx answer's body (Client.Do).
+	Err string
 }
 
 // Recorder collects the samples of one scenario. Safe for concurrent use: the

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,8 +39,9 @@ type Writer struct {
 	epoch  time.Time
 	rec    *Recorder
 
-	mu     sync.Mutex
-	writes []Write
+	mu       sync.Mutex
+	writes   []Write
+	failures map[string]*Reason // by status or transport error
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -103,6 +106,7 @@ func (w *Writer) post(ctx context.Context, due time.Time) {
 	s.Latency = time.Since(due)
 	w.rec.Record(s)
 	if s.Status/100 != 2 || hdr == nil {
+		w.fail(s)
 		return
 	}
 	token, err := position.Parse(hdr.Get(wire.HeaderPosition))
@@ -116,6 +120,36 @@ func (w *Writer) post(ctx context.Context, due time.Time) {
 	if w.OnWrite != nil {
 		w.OnWrite(wr)
 	}
+}
+
+// fail counts a write that was not 2xx, keeping the first message per status.
+func (w *Writer) fail(s Sample) {
+	why := statusOf(s)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failures == nil {
+		w.failures = map[string]*Reason{}
+	}
+	if w.failures[why] == nil {
+		w.failures[why] = &Reason{Why: why}
+		if s.Status != ErrorStatus {
+			w.failures[why].Example = s.Err
+		}
+	}
+	w.failures[why].Count++
+}
+
+// Failures returns the writes that were not 2xx, by status or transport error,
+// with the first message of each; most frequent first.
+func (w *Writer) Failures() []Reason {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]Reason, 0, len(w.failures))
+	for _, r := range w.failures {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b Reason) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Why, b.Why)) })
+	return out
 }
 
 // Writes returns the successful writes so far, in order of acknowledgement.

@@ -87,6 +87,8 @@ type WritesConfig struct {
 	CatchUpTimeout time.Duration
 	Timeout        time.Duration
 	Command        string
+	// Notes are added to the report's, e.g. what else the machine was doing.
+	Notes []string
 }
 
 // WritesRunner runs the write benchmark. Out receives progress.
@@ -147,7 +149,7 @@ func (r *WritesRunner) Run(ctx context.Context) (*WritesReport, error) {
 	defer r.probes.Close()
 	defer r.polls.CloseIdleConnections()
 	defer r.restore()
-	rep := &WritesReport{Started: time.Now(), Command: r.Command, Settings: r.settings(), Machine: DescribeMachine(ctx, r.Docker)}
+	rep := &WritesReport{Started: time.Now(), Command: r.Command, Settings: r.settings(), Machine: DescribeMachine(ctx, r.Docker), Notes: r.Notes}
 	if s, _ := r.writes.Do(ctx, http.MethodGet, "/readyz", nil, nil); s.Status/100 != 2 {
 		return nil, fmt.Errorf("%w: GET %s/readyz: %s; is the stack up (make up) and --url right?", ErrUnreachable, r.BaseURL, statusOf(s))
 	}
@@ -242,7 +244,7 @@ func (r *WritesRunner) step(ctx context.Context, rep *WritesReport, cfg string, 
 		watch.Close(ctx)
 		return err
 	}
-	st.Writes = writer.Summary()
+	st.Writes, st.Failures = writer.Summary(), writer.Failures()
 	writes := writer.Writes()
 	// Both runtimes cover the last write: from the end of the writes (chain),
 	// or from when they began to be switched on again (command side).

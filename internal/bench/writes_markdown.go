@@ -106,6 +106,18 @@ func writeStepTable(b *strings.Builder, r *WritesReport) {
 			trendText(s, HopWatermarkAccelerated), trendText(s, HopWatermarkMaterialized), catchUpText(s), verdictText(s))
 	}
 	b.WriteString("\n")
+	seen := map[string]bool{}
+	for _, s := range r.Steps {
+		for _, f := range s.Failures {
+			if f.Example != "" && !seen[f.Why] {
+				seen[f.Why] = true
+				fmt.Fprintf(b, "- writes answered %s, first at %g/s (%s): %q\n", f.Why, s.Rate, s.Config, f.Example)
+			}
+		}
+	}
+	if len(seen) > 0 {
+		b.WriteString("\n")
+	}
 }
 
 func hopText(s WriteStep, hop string) string {

@@ -3,13 +3,18 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/bench"
+	"github.com/cqrs-spice/cqrs/internal/position"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // switches records what the runner asked of the runtimes, and fails On when
@@ -124,4 +129,35 @@ func procCPU(cs []bench.ProcessCPU, process string) *bench.ProcessCPU {
 		}
 	}
 	return nil
+}
+
+func TestWriter_Failures(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, `{"error":"orders: the database is unavailable"}`, http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set(wire.HeaderPosition, position.LSN(0x100*n.Load()).String())
+		w.WriteHeader(http.StatusCreated)
+	}))
+	t.Cleanup(srv.Close)
+	c := bench.NewClient(srv.URL, 8, time.Second)
+	defer c.Close()
+	w := bench.NewWriter(c, 40, time.Now())
+	w.For = 250 * ms
+	w.Open()
+	w.Wait(context.Background())
+	w.Close()
+	if got, want := w.Summary().Requests, int64(10); got != want {
+		t.Fatalf("%d writes, want %d", got, want)
+	}
+	want := []bench.Reason{{Why: "status 503", Count: 5, Example: `{"error":"orders: the database is unavailable"}`}}
+	if got := w.Failures(); !slices.Equal(got, want) {
+		t.Fatalf("failures %+v, want %+v", got, want)
+	}
+	if got := len(w.Writes()); got != 5 {
+		t.Fatalf("%d writes kept, want 5", got)
+	}
 }

@@ -59,8 +59,10 @@ type WriteStep struct {
 	Rate     float64       `json:"rate"`   // asked, orders per second
 	Phase    string        `json:"phase"`  // StepList, StepRamp, StepGoal
 	Duration time.Duration `json:"duration_ns"`
-	// Writes are the POST /orders, latency from each write's due time.
-	Writes Summary `json:"writes"`
+	// Writes are the POST /orders, latency from each write's due time;
+	// Failures those not 2xx, by status, with the first message of each.
+	Writes   Summary  `json:"writes"`
+	Failures []Reason `json:"failures,omitempty"`
 	// Hops are the write-to-visible lags of the traced writes per runtime
 	// watermark (chain only); Traced counts those writes.
 	Hops   []Freshness `json:"hops,omitempty"`
