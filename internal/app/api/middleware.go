@@ -48,7 +48,13 @@ func clientIPMiddleware(prefixes []string) (func(http.Handler) http.Handler, err
 
 // logRequests writes one line per request: 5xx at error level with the error
 // behind it, everything else at debug, which load tests leave switched off.
-func (s *Server) logRequests(next http.Handler) http.Handler {
+// clientIP (clientIPMiddleware's) names the client in the line; it runs only
+// for a request that is logged.
+func (s *Server) logRequests(clientIP func(http.Handler) http.Handler) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler { return s.logRequestsTo(next, clientIP) }
+}
+
+func (s *Server) logRequestsTo(next http.Handler, clientIP func(http.Handler) http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx := r.Context()
@@ -75,7 +81,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 			slog.Int(logStatus, status),
 			slog.Duration(logDuration, time.Since(start)),
 			slog.Int(logBytes, ww.BytesWritten()),
-			slog.String(logClient, clientOf(r)),
+			slog.String(logClient, clientOf(r, clientIP)),
 			slog.String(logRequestID, middleware.GetReqID(ctx)),
 		}
 		if entry.err != nil {
@@ -86,9 +92,13 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 }
 
 // clientOf is the client's address: from X-Forwarded-For when a trusted proxy
-// sent the request, else the peer's.
-func clientOf(r *http.Request) string {
-	if ip := middleware.GetClientIP(r.Context()); ip != "" {
+// sent the request (as clientIP finds it), else the peer's.
+func clientOf(r *http.Request, clientIP func(http.Handler) http.Handler) string {
+	var ip string
+	clientIP(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		ip = middleware.GetClientIP(r.Context())
+	})).ServeHTTP(nil, r)
+	if ip != "" {
 		return ip
 	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {

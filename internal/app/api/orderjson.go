@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 )
@@ -127,4 +129,22 @@ func describeJSONError(err error) error {
 	default:
 		return requestErrorf(errBadRequest, "%v; send %s", err, orderExample)
 	}
+}
+
+// appendOrderJSON appends o as json.Marshal writes it, for the answer of every
+// POST /orders. ok is false for a time json.Marshal refuses (a year outside
+// 0..9999), which the caller then hands to json.Marshal.
+func appendOrderJSON(b []byte, o orders.Order) (_ []byte, ok bool) {
+	if y := o.CreatedAt.Year(); y < 0 || y > 9999 {
+		return b, false
+	}
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, o.ID, 10)
+	b = append(b, `,"product_id":`...)
+	b = strconv.AppendInt(b, o.ProductID, 10)
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, o.Count, 10)
+	b = append(b, `,"created_at":"`...)
+	b = o.CreatedAt.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}`...), true
 }

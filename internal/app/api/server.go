@@ -187,7 +187,7 @@ func (s *Server) handler() (h http.Handler, err error) {
 		return nil, err
 	}
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, clientIP, s.logRequests, s.recoverPanics, s.crossOrigin(), s.timeout, middleware.GetHead)
+	r.Use(middleware.RequestID, s.logRequests(clientIP), s.recoverPanics, s.crossOrigin(), s.timeout, middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, requestErrorf(errNotFound, "no endpoint %s; see GET /healthz, /ranking, /ranking-accelerated, /ranking-materialized, POST /orders", r.URL.Path))
 	})

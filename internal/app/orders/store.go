@@ -39,6 +39,20 @@ RETURNING id, product_id, count, created_at`
 	lsnSQL = `SELECT pg_current_wal_lsn()::text`
 )
 
+// statement is one of the write's statements, prepared once per connection
+// under its name.
+type statement struct{ name, sql string }
+
+var (
+	insertStmt       = statement{"cqrs_orders_insert", insertSQL}
+	insertRandomStmt = statement{"cqrs_orders_insert_random", insertRandomSQL}
+	lsnStmt          = statement{"cqrs_orders_lsn", lsnSQL}
+)
+
+// orderFormats asks for the inserted row in binary: id, product_id, count,
+// created_at.
+var orderFormats = []int16{pgx.BinaryFormatCode, pgx.BinaryFormatCode, pgx.BinaryFormatCode, pgx.BinaryFormatCode}
+
 // AfterConnect prepares a new pooled connection; set it as the pool's
 // pgxpool.Config.AfterConnect. Where the server runs with synchronous_commit off,
 // COMMIT returns before its commit record is written, and a token read right
@@ -83,7 +97,7 @@ func (s *Store) Create(ctx context.Context, o NewOrder) (Order, position.LSN, er
 	if err := o.Validate(); err != nil {
 		return Order{}, 0, err
 	}
-	order, token, err := s.insert(ctx, insertSQL, o.ProductID, o.Count)
+	order, token, err := s.insert(ctx, insertStmt, o.ProductID, o.Count)
 	if errors.Is(err, ErrUnknownProduct) {
 		return Order{}, 0, unknownProduct(o.ProductID, err)
 	}
@@ -94,7 +108,7 @@ func (s *Store) Create(ctx context.Context, o NewOrder) (Order, position.LSN, er
 // RandomMaxCount, as the recipe's /orders does. It fails with ErrNoProducts when
 // there is no product.
 func (s *Store) CreateRandom(ctx context.Context) (Order, position.LSN, error) {
-	order, token, err := s.insert(ctx, insertRandomSQL, rand.Int64N(RandomMaxCount)+1)
+	order, token, err := s.insert(ctx, insertRandomStmt, rand.Int64N(RandomMaxCount)+1)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Order{}, 0, &Error{Kind: ErrNoProducts, Msg: "there are no products to order: apply init.sql, which creates the recipe's products"}
 	}
@@ -102,7 +116,7 @@ func (s *Store) CreateRandom(ctx context.Context) (Order, position.LSN, error) {
 }
 
 // insert runs one INSERT ... RETURNING in its own implicit transaction, then reads
-// the token on the same connection.
+// the token on the same connection, in one round trip.
 //
 // Why the token is safe: pg_current_wal_lsn() (the WAL written so far) is read
 // after COMMIT has returned, and with synchronous_commit not off (AfterConnect
@@ -110,10 +124,16 @@ func (s *Store) CreateRandom(ctx context.Context) (Order, position.LSN, error) {
 // So the token is at or past the end of the write's commit record. Logical
 // decoding delivers transactions in commit order, and a runtime's position is that
 // of the last commit it applied, so any position at or past the token includes the
-// write; so does any snapshot taken after the token was read. The two statements
-// cannot share one round trip: in a batch or a multi-statement query they run in
-// one implicit transaction, and the LSN would be read before the commit.
-func (s *Store) insert(ctx context.Context, sql string, args ...any) (Order, position.LSN, error) {
+// write; so does any snapshot taken after the token was read.
+//
+// Both statements go in one pipeline, each followed by its own Sync: a Sync ends
+// the implicit transaction before it (Postgres commits there, and answers
+// ReadyForQuery only once the commit is flushed), and Postgres runs the LSN read
+// only after that. (Without the Sync between them, as in a pgx.Batch or a
+// multi-statement query, both would run in one implicit transaction and the LSN
+// would be read before the commit.) The order counts as written only once the
+// first Sync's ReadyForQuery has arrived.
+func (s *Store) insert(ctx context.Context, stmt statement, args ...int64) (Order, position.LSN, error) {
 	conn, err := s.acquire(ctx)
 	if err != nil {
 		return Order{}, 0, err
@@ -122,29 +142,132 @@ func (s *Store) insert(ctx context.Context, sql string, args ...any) (Order, pos
 	ctx, cancel := context.WithTimeout(ctx, s.queryTimeout())
 	defer cancel()
 
-	var o Order
-	err = conn.QueryRow(ctx, sql, args...).Scan(&o.ID, &o.ProductID, &o.Count, &o.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
+	o, token, written, err := writeAndReadLSN(ctx, conn.Conn(), stmt, args)
+	switch {
+	case err == nil:
+		return o, token, nil
+	case !written && errors.Is(err, pgx.ErrNoRows):
 		return Order{}, 0, err
-	}
-	if err != nil {
+	case !written:
 		return Order{}, 0, s.wrap(ctx, "write order", err)
 	}
-	o.CreatedAt = o.CreatedAt.UTC()
-
-	token, err := readLSN(ctx, conn)
-	if err != nil {
-		// The order is written; any connection's LSN read from now on is a valid
-		// token, so try another before giving up.
-		if token, err = readLSN(ctx, s.pool); err != nil {
-			return o, 0, &Error{
-				Kind: ErrUnavailable,
-				Msg:  fmt.Sprintf("order %d was written, but its position could not be read from postgres at %s: do not repeat the order", o.ID, s.addr),
-				Err:  err,
-			}
+	// The order is written; any connection's LSN read from now on is a valid
+	// token, so try another before giving up.
+	if token, err = readLSN(ctx, s.pool); err != nil {
+		return o, 0, &Error{
+			Kind: ErrUnavailable,
+			Msg:  fmt.Sprintf("order %d was written, but its position could not be read from postgres at %s: do not repeat the order", o.ID, s.addr),
+			Err:  err,
 		}
 	}
 	return o, token, nil
+}
+
+// writeAndReadLSN sends stmt with args and the LSN read as two implicit
+// transactions in one pipeline (see insert) and reads both answers. written
+// says whether the insert has committed, whatever err says of the LSN read. An
+// insert that returns no row fails with pgx.ErrNoRows.
+func writeAndReadLSN(ctx context.Context, c *pgx.Conn, stmt statement, args []int64) (o Order, token position.LSN, written bool, err error) {
+	// Prepared once per connection: later calls answer from pgx's cache without
+	// a round trip.
+	ins, err := c.Prepare(ctx, stmt.name, stmt.sql)
+	if err != nil {
+		return o, 0, false, err
+	}
+	lsn, err := c.Prepare(ctx, lsnStmt.name, lsnStmt.sql)
+	if err != nil {
+		return o, 0, false, err
+	}
+	var buf [2][20]byte
+	var params [2][]byte
+	for i, a := range args {
+		params[i] = strconv.AppendInt(buf[i][:0], a, 10)
+	}
+
+	p := c.PgConn().StartPipeline(ctx)
+	p.SendQueryStatement(ins, params[:len(args)], nil, orderFormats)
+	p.SendPipelineSync()
+	p.SendQueryStatement(lsn, nil, nil, nil)
+	if err := p.Sync(); err != nil {
+		return o, 0, false, err
+	}
+	defer func() {
+		// Close reads what is left (all of it after an error) and returns the
+		// connection to normal mode.
+		if cerr := p.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+
+	found := false
+	rr, err := nextResult(p)
+	if err != nil {
+		return o, 0, false, err
+	}
+	rows := pgx.RowsFromResultReader(c.TypeMap(), rr)
+	if rows.Next() {
+		err = rows.Scan(&o.ID, &o.ProductID, &o.Count, &o.CreatedAt)
+		found = err == nil
+	}
+	rows.Close()
+	if err == nil {
+		err = rows.Err()
+	}
+	if err != nil {
+		return Order{}, 0, false, err
+	}
+	if err := nextSync(p); err != nil { // the commit
+		return Order{}, 0, false, err
+	}
+	if !found {
+		return Order{}, 0, false, pgx.ErrNoRows
+	}
+	o.CreatedAt = o.CreatedAt.UTC()
+
+	if rr, err = nextResult(p); err != nil {
+		return o, 0, true, err
+	}
+	var text string
+	for rr.NextRow() {
+		if v := rr.Values(); len(v) == 1 && v[0] != nil {
+			text = string(v[0])
+		}
+	}
+	if _, err := rr.Close(); err != nil {
+		return o, 0, true, err
+	}
+	if err := nextSync(p); err != nil {
+		return o, 0, true, err
+	}
+	if token, err = position.Parse(text); err != nil {
+		return o, 0, true, err
+	}
+	return o, token, true, nil
+}
+
+// nextResult returns the pipeline's next answer, which must be a statement's.
+func nextResult(p *pgconn.Pipeline) (*pgconn.ResultReader, error) {
+	res, err := p.GetResults()
+	if err != nil {
+		return nil, err
+	}
+	rr, ok := res.(*pgconn.ResultReader)
+	if !ok {
+		return nil, fmt.Errorf("pipeline: got %T, want a statement's result", res)
+	}
+	return rr, nil
+}
+
+// nextSync reads the pipeline's next answer, which must be a Sync's.
+func nextSync(p *pgconn.Pipeline) error {
+	res, err := p.GetResults()
+	if err != nil {
+		return err
+	}
+	if _, ok := res.(*pgconn.PipelineSync); !ok {
+		return fmt.Errorf("pipeline: got %T, want the end of a transaction", res)
+	}
+	return nil
 }
 
 type queryRower interface {
