@@ -18,7 +18,7 @@ func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name, text, want string // want "": no problem
 	}{
-		{"fine", "Run `make test`, `make BENCH_ARGS=--quick bench`, `--memory-limit 2GiB`, `API_WRITE_KEY`, `RUNTIME_PROTOCOL=flightsql`; see [a](a.md#run-it), [k](a.md#api-keys-and-tls), [again](a.md#run-it-1), [up](../README.md), [web](https://example.com/x).\n```sh\nmake bench   # measure\nbin/x --url http://h\n```\nSELECT words: `SELECT`, `HIT`, `NOT_SERVING`; prose make sense.", ""},
+		{"fine", "Run `make test`, `make BENCH_ARGS=--quick bench`, `--memory-limit 2GiB`, `API_WRITE_KEY`, `RUNTIME_PROTOCOL=flightsql`; see [a](a.md#run-it), [k](a.md#api-keys-and-tls), [again](a.md#run-it-1), [up](../README.md), [web](https://example.com/x).\n```sh\nmake bench   # measure\nmake\ncurl localhost\nbin/x --url http://h\n```\nSELECT words: `SELECT`, `HIT`, `NOT_SERVING`; prose make sense.", ""},
 		{"unknown target", "`make benchh`", `make target "benchh"`},
 		{"unknown target in a block", "```sh\nmake test\nmake chaos-quick\n```", `make target "chaos-quick"`},
 		{"unknown flag", "`bin/dataruntime --memory-limt 2GiB`", "flag --memory-limt"},

@@ -47,7 +47,7 @@ type Problem struct{ File, What string }
 var (
 	fenceRe     = regexp.MustCompile("(?ms)^[ \t]*```[^\n]*\n.*?^[ \t]*```[ \t]*$")
 	spanRe      = regexp.MustCompile("`([^`\n]+)`")
-	makeRe      = regexp.MustCompile(`(?:^|[\s;&|(])make((?:\s+(?:-\S+|[A-Za-z_][A-Za-z0-9_]*=\S*))*)\s+([a-z][a-z0-9_-]*)`)
+	makeRe      = regexp.MustCompile(`(?:^|[\s;&|(])make((?:[ \t]+(?:-\S+|[A-Za-z_][A-Za-z0-9_]*=\S*))*)[ \t]+([a-z][a-z0-9_-]*)`)
 	flagRe      = regexp.MustCompile(`(?:^|[\s\[(="'])--([a-z][a-z0-9-]*)`)
 	envNameRe   = regexp.MustCompile(`^[A-Z][A-Z0-9_]{2,}$`)
 	envAssignRe = regexp.MustCompile(`(?:^|[\s'"])([A-Z][A-Z0-9_]{2,})=`)
