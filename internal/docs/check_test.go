@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/cqrs-spice/cqrs/internal/docgen"
 )
 
 // root is the repository, two levels up from this package.
@@ -303,6 +305,17 @@ func TestEveryTargetHasHelp(t *testing.T) {
 			if !described[target] {
 				t.Errorf("make %s has no `## description` on its rule line: make help omits it", target)
 			}
+		}
+	}
+}
+
+// TestGeneratedBlocks fails when a page loses the markers its tool writes
+// between: the tool would then leave the page alone and it would drift.
+func TestGeneratedBlocks(t *testing.T) {
+	for page, name := range map[string]string{"docs/benchmarks.md": "bench", "docs/chaos.md": "chaos"} {
+		text := read(t, page)
+		if _, err := docgen.Replace(text, name, "x", docgen.Stamp{}); err != nil {
+			t.Errorf("%s: %v", page, err)
 		}
 	}
 }
