@@ -1,20 +1,8 @@
 # The recipe's two commands: `make` builds the binaries and images and starts the
-# stack; `make test` runs the tests. Everything builds offline: images come from our
-# own binaries (FROM scratch) and Postgres from Debian packages when no registry can
-# be reached (docker/postgres/build.sh).
-#
-#   make            check ports, build, images, start the stack, wait until healthy (= make up)
-#   make secrets    create secrets.env (the runtimes' API keys, random) unless it exists
-#   make test       the test suite (needs Docker for Postgres)
-#   make fuzz       each fuzz target for FUZZTIME (default 30s)
-#   make deps       install missing host packages (root + apt), else name the command
-#   make bench-writes  the write benchmark: the rate the command side and the whole chain sustain
-#   make chaos      real faults into a second stack (project cqrs-chaos), checked round by round
-#   make logs       the stack's recent logs (FOLLOW=1 to follow)
-#   make scale      change the runtimes' replica counts on the running stack
-#   make drop-stale-slots  drop the replication slots of accelerated replicas that are gone
-#   make down       stop the stack, keep Postgres's data
-#   make clean      remove containers, volumes, our images and bin/
+# stack; `make test` runs the tests. `make help` lists every target with the
+# description after its `##`. Images come from our own binaries (FROM scratch) and
+# Postgres from Debian packages when no registry can be reached
+# (docker/postgres/build.sh); the first build downloads Go modules.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -28,9 +16,18 @@ ifndef COMPOSE
 COMPOSE := $(shell if docker compose version >/dev/null 2>&1; then echo docker compose; else echo docker-compose; fi)
 endif
 
+# The release, from VERSION: the binaries report it (--version, their start log
+# line) and the default images are tagged with it as well as :latest. An image
+# name given from outside (RUNTIME_IMAGE=cqrs-runtime:mine) is the only tag made.
+VERSION := $(shell cat VERSION 2>/dev/null || echo dev)
+VERSION_LDFLAGS := -X github.com/cqrs-spice/cqrs/internal/version.Version=$(VERSION)
 export POSTGRES_IMAGE ?= cqrs-postgres:15
 export RUNTIME_IMAGE ?= cqrs-runtime:latest
 export API_IMAGE ?= cqrs-api:latest
+# version_tag NAME: NAME's :$(VERSION) twin when NAME is the default :latest image, else nothing.
+version_tag = $(if $(filter cqrs-$(1):latest,$($(2))),cqrs-$(1):$(VERSION))
+RUNTIME_VERSION_IMAGE := $(call version_tag,runtime,RUNTIME_IMAGE)
+API_VERSION_IMAGE := $(call version_tag,api,API_IMAGE)
 POSTGRES_BASE_IMAGE ?= cqrs-debian:bookworm
 # The legacy builder: it builds FROM scratch without asking a registry anything.
 export DOCKER_BUILDKIT ?= 0
@@ -38,7 +35,7 @@ export DOCKER_BUILDKIT ?= 0
 # The runtime links DuckDB through cgo; a fully static binary runs FROM scratch.
 # netgo and osusergo keep Go's resolver and user lookup off glibc's dlopen paths.
 RUNTIME_TAGS ?= duckdb_arrow netgo osusergo
-RUNTIME_LDFLAGS ?= -s -w -linkmode external -extldflags "-static"
+RUNTIME_LDFLAGS ?= -s -w -linkmode external -extldflags "-static" $(VERSION_LDFLAGS)
 TEST_TAGS ?= duckdb_arrow
 # Replicas of each runtime service (make up ... MATERIALIZED_REPLICAS=3). A service
 # of one replica publishes its fixed host ports (ACCELERATED_HTTP_PORT 8090 ...); a
@@ -75,19 +72,26 @@ SERVICES := postgres accelerated materialized api
 SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
-.PHONY: up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
+.PHONY: help version up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
 	wait endpoints down clean logs test fuzz bench bench-quick bench-scale bench-failover bench-heavy bench-writes chaos chaos-quick scale drop-stale-slots
 
-up: ports secrets build images
+# help lists every target with the text after the `##` on its rule line.
+help: ## list the targets
+	@awk -F':[^#]*## ' '/^[a-zA-Z0-9_-]+:[^=]*## / && !seen[$$1]++ { printf "  make %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+version: ## print the version the binaries and images get (from VERSION)
+	@echo $(VERSION)
+
+up: ports secrets build images ## check ports, build, images, start the stack, wait until healthy (the default)
 	@echo "==> $(COMPOSE) up -d"
 	@$(COMPOSE) up -d --remove-orphans $(SCALE) || { $(COMPOSE) logs --tail=100; exit 1; }
 	@$(MAKE) --no-print-directory wait endpoints
 
 # scale sets the replica counts on the running stack without building anything:
 #   make scale MATERIALIZED_REPLICAS=3
-# Replicas that go get SIGTERM and drain first (see README, Replicas). Scaling a
+# Replicas that go get SIGTERM and drain first (docs/operations.md, Replicas). Scaling a
 # service between one and more replicas re-creates it (its host ports change).
-scale:
+scale: ## change the runtimes' replica counts on the running stack (MATERIALIZED_REPLICAS=3 ...)
 	@echo "==> $(COMPOSE) up -d --no-deps $(SCALE) accelerated materialized"
 	@$(COMPOSE) up -d --no-deps $(SCALE) accelerated materialized
 	@$(MAKE) --no-print-directory wait
@@ -95,7 +99,7 @@ scale:
 # drop-stale-slots drops the replication slots (and publications) of accelerated
 # replicas that are gone: those named for the spicepod's replicas that stay
 # inactive for 10 s. A live replica's slot is active and is never dropped.
-drop-stale-slots:
+drop-stale-slots: ## drop the replication slots of accelerated replicas that are gone
 	@$(COMPOSE) run --rm --no-deps -T accelerated drop-slots --inactive \
 		--spicepod /spicepods/accelerated/spicepod.yaml
 
@@ -103,16 +107,16 @@ drop-stale-slots:
 
 # deps installs what the images need (ca-certificates, debootstrap while the
 # Postgres image is missing, a Compose tool) when it can, else says what to run.
-deps:
+deps: ## install missing host packages (root + apt), else print the command to run
 	@docker/preflight.sh deps
 
 # ports fails before anything starts when a port the stack publishes is taken.
-ports:
+ports: ## fail when a host port the stack publishes is taken, naming the variable that moves it
 	@docker/preflight.sh ports
 
 # secrets writes 32 random bytes (hex) per key from /dev/urandom, readable by the
 # owner only. Delete the file and run make again to change the keys.
-secrets: $(SECRETS_FILE)
+secrets: $(SECRETS_FILE) ## create secrets.env (the runtimes' random API keys) unless it exists
 	@:
 
 $(SECRETS_FILE):
@@ -126,7 +130,7 @@ $(SECRETS_FILE):
 
 ## Binaries ------------------------------------------------------------------
 
-build:
+build: ## build bin/dataruntime (static, cgo + DuckDB), bin/api and bin/bench
 	@mkdir -p bin
 	@if [ -d cmd/dataruntime ]; then \
 		echo "==> bin/dataruntime (static, cgo + DuckDB; the link takes a minute)"; \
@@ -140,20 +144,20 @@ build:
 	@for cmd in api bench; do \
 		if [ -d cmd/$$cmd ]; then \
 			echo "==> bin/$$cmd (static, pure Go)"; \
-			CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o bin/$$cmd ./cmd/$$cmd; \
+			CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(VERSION_LDFLAGS)' -o bin/$$cmd ./cmd/$$cmd; \
 		else echo "note: cmd/$$cmd does not exist yet: bin/$$cmd not built"; fi; \
 	done
 
 ## Images --------------------------------------------------------------------
 
-images: postgres-image runtime-image api-image
+images: postgres-image runtime-image api-image ## build the three images
 
-postgres-image: deps
+postgres-image: deps ## build the Postgres image (pulled, else from Debian packages)
 	@IMAGE='$(POSTGRES_IMAGE)' BASE_IMAGE='$(POSTGRES_BASE_IMAGE)' docker/postgres/build.sh
 
 # Each image's build context is a small directory under bin/image/: its binary
 # (hard-linked), the host's CA bundle and an empty directory for /tmp and /data.
-image-context: deps
+image-context: deps ## prepare the images' build contexts under bin/image/
 	@test -r /etc/ssl/certs/ca-certificates.crt || \
 		{ echo "error: /etc/ssl/certs/ca-certificates.crt missing: apt-get install ca-certificates"; exit 1; }
 	@for img in runtime api; do \
@@ -161,20 +165,20 @@ image-context: deps
 		cp -p /etc/ssl/certs/ca-certificates.crt bin/image/$$img/; \
 	done
 
-runtime-image: image-context
+runtime-image: image-context ## build the runtime image from bin/dataruntime
 	@test -x bin/dataruntime || { echo "error: bin/dataruntime missing: run make build (needs cmd/dataruntime)"; exit 1; }
 	@! ldd bin/dataruntime >/dev/null 2>&1 || { echo "error: bin/dataruntime is dynamically linked and cannot run FROM scratch: run make build"; exit 1; }
 	@ln -f bin/dataruntime bin/image/runtime/dataruntime
-	@echo "==> image $(RUNTIME_IMAGE)"
-	@docker build -q -f docker/runtime.Dockerfile -t $(RUNTIME_IMAGE) bin/image/runtime \
+	@echo "==> image $(RUNTIME_IMAGE)$(if $(RUNTIME_VERSION_IMAGE), and $(RUNTIME_VERSION_IMAGE))"
+	@docker build -q -f docker/runtime.Dockerfile -t $(RUNTIME_IMAGE) $(if $(RUNTIME_VERSION_IMAGE),-t $(RUNTIME_VERSION_IMAGE)) bin/image/runtime \
 		>/dev/null 2>bin/.image.log || { cat bin/.image.log; exit 1; }
 
-api-image: image-context
+api-image: image-context ## build the api image from bin/api
 	@test -x bin/api || { echo "error: bin/api missing: run make build (needs cmd/api)"; exit 1; }
 	@! ldd bin/api >/dev/null 2>&1 || { echo "error: bin/api is dynamically linked and cannot run FROM scratch: run make build"; exit 1; }
 	@ln -f bin/api bin/image/api/api
-	@echo "==> image $(API_IMAGE)"
-	@docker build -q -f docker/api.Dockerfile -t $(API_IMAGE) bin/image/api \
+	@echo "==> image $(API_IMAGE)$(if $(API_VERSION_IMAGE), and $(API_VERSION_IMAGE))"
+	@docker build -q -f docker/api.Dockerfile -t $(API_IMAGE) $(if $(API_VERSION_IMAGE),-t $(API_VERSION_IMAGE)) bin/image/api \
 		>/dev/null 2>bin/.image.log || { cat bin/.image.log; exit 1; }
 
 ## Stack ---------------------------------------------------------------------
@@ -182,7 +186,7 @@ api-image: image-context
 # wait polls each service's health until all are healthy, printing progress, and
 # dumps the logs when WAIT_TIMEOUT runs out, a container stops or is unhealthy, or
 # one has crashed and restarted three times.
-wait:
+wait: ## wait until every service is healthy (WAIT_TIMEOUT seconds), else print the logs
 	@echo "==> waiting up to $(WAIT_TIMEOUT)s for: $(SERVICES)"; \
 	deadline=$$(( $$(date +%s) + $(WAIT_TIMEOUT) )); \
 	while :; do \
@@ -211,7 +215,7 @@ wait:
 		sleep 3; \
 	done
 
-endpoints:
+endpoints: ## print the stack's URLs, one line per runtime replica
 	@echo; \
 	echo "The stack is up:"; \
 	echo "  curl localhost:$${API_PORT:-9999}/ranking                 # top 5 from Postgres"; \
@@ -232,21 +236,21 @@ endpoints:
 	echo "Postgres: postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres"; \
 	echo "make logs | make down | make clean"
 
-down:
+down: ## stop the stack, keep Postgres's data
 	@$(COMPOSE) down --remove-orphans
 
-logs:
+logs: ## the stack's recent logs (FOLLOW=1 to follow)
 	@$(COMPOSE) logs --tail=200 $(if $(FOLLOW),--follow)
 
 # clean leaves nothing of ours behind: the stack with its volume, Postgres
 # containers that a killed test binary left (label org.cqrs-spice.pgtest), the
 # images built here, with their untagged predecessors (label org.cqrs-spice.image;
 # a pulled postgres:15-bookworm stays, only our tag goes) and bin/.
-clean:
+clean: ## remove containers, volumes, our images and bin/
 	@$(COMPOSE) down --volumes --remove-orphans
 	@ids=$$(docker ps -aq --filter label=org.cqrs-spice.pgtest); \
 		if [ -n "$$ids" ]; then docker rm -f -v $$ids >/dev/null; fi
-	@for img in $(API_IMAGE) $(RUNTIME_IMAGE) $(POSTGRES_IMAGE) $(POSTGRES_BASE_IMAGE); do \
+	@for img in $(API_IMAGE) $(API_VERSION_IMAGE) $(RUNTIME_IMAGE) $(RUNTIME_VERSION_IMAGE) $(POSTGRES_IMAGE) $(POSTGRES_BASE_IMAGE); do \
 		if docker image inspect $$img >/dev/null 2>&1; then echo "removing image $$img"; docker rmi $$img >/dev/null; fi; \
 	done
 	@docker image prune -f --filter label=org.cqrs-spice.image >/dev/null
@@ -257,7 +261,7 @@ clean:
 # k8s-secrets writes the example overlay's secrets.env (git-ignored) with random
 # values, once; an existing file is kept.
 K8S_SECRETS := deploy/kubernetes/overlays/example/secrets.env
-k8s-secrets:
+k8s-secrets: ## write the Kubernetes example overlay's secrets.env (random), once
 	@if [ -f $(K8S_SECRETS) ]; then echo "$(K8S_SECRETS) exists: kept"; else \
 		umask 077; { \
 			echo "POSTGRES_PASSWORD=$$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')"; \
@@ -273,7 +277,7 @@ k8s-secrets:
 # test: the compose stack from scratch on free ports, orders in, all three rankings
 # equal to Postgres, a quick benchmark run against it, everything torn down.
 test: export TESTCONTAINERS_RYUK_DISABLED = true
-test: secrets build images
+test: secrets build images ## unit, integration, end-to-end and quick chaos tests (needs Docker)
 	$(GO) test -tags '$(TEST_TAGS)' -count=1 ./...
 	COMPOSE='$(COMPOSE)' $(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/e2e/
 	COMPOSE='$(COMPOSE)' $(GO) test -tags chaos -count=1 -v -timeout 15m -run TestChaosQuick ./internal/chaos/
@@ -286,7 +290,7 @@ FUZZ_TARGETS := \
 	FuzzParseOrder:./internal/app/api/ \
 	FuzzDecodeTicket:./internal/runtime/server/flightsrv/ \
 	FuzzGuard:./internal/runtime/accelerator/duckdb/
-fuzz:
+fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	@for t in $(FUZZ_TARGETS); do \
 		echo "==> $${t%%:*} ($(FUZZTIME))"; \
 		$(GO) test -tags '$(TEST_TAGS)' -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime '$(FUZZTIME)' "$${t#*:}"; \
@@ -315,7 +319,7 @@ BENCH_SHELL_FUNCS = metrics_addr() { if [ -n "$${2-}" ]; then echo "127.0.0.1:$$
 BENCH_ARGS ?= -c 100 -z 6s --rounds 6 --rate 200,1000 --duration 3s --write-rate 100 --scale 10k,100k,1M
 
 # make bench brings the stack up when the api does not answer, then measures.
-bench:
+bench: ## the full benchmark (about 15 minutes); starts the stack if needed
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench $(BENCH_ENDPOINTS) $(BENCH_ARGS)
 
@@ -324,7 +328,7 @@ bench:
 # back; one replica SIGKILLed at 10 s, one added at 20 s, scaled to 1 at 30 s.
 # Prints non-2xx, p99 per event and when the api stopped sending to the killed one.
 FAILOVER_ARGS ?=
-bench-failover:
+bench-failover: ## three materialized replicas: kill, add, scale down under load
 	@$(MAKE) --no-print-directory up MATERIALIZED_REPLICAS=3
 	MATERIALIZED_HTTP_PORT= MATERIALIZED_FLIGHT_PORT= MATERIALIZED_METRICS_PORT= COMPOSE='$(COMPOSE)' \
 		$(GO) run ./cmd/bench failover --url http://127.0.0.1:$${API_PORT:-9999} $(FAILOVER_ARGS)
@@ -333,21 +337,21 @@ bench-failover:
 # with the accelerated runtime idle, then while six heavy ad-hoc queries run on it
 # without pause; p50/p99 and non-2xx side by side. Needs one accelerated replica.
 HEAVY_ARGS ?=
-bench-heavy:
+bench-heavy: ## ranking reads while heavy ad-hoc queries run on the accelerated runtime
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	set -a && . ./$(SECRETS_FILE) && set +a && $(GO) run ./cmd/bench heavy --url http://127.0.0.1:$${API_PORT:-9999} \
 		--runtime-url http://127.0.0.1:$(ACCELERATED_HTTP_PORT) $(HEAVY_ARGS)
 
-# make bench-scale: the scale run of issue 14, per size of SIZES (orders seeded
+# make bench-scale: the scale run, per size of SIZES (orders seeded
 # inside Postgres with generate_series, ascending, never removed): CPU per change
 # of each process from 10 s of writes only, freshness per hop from the runtimes'
 # own watermarks (a read of no rows that waits, with Spice-Min-Position, until a
 # runtime's watermark covers each write) over 15 s of writes at 100/s, then read
 # throughput and CPU per request of each process per scenario.
-# 10M orders take about 2 GB of Postgres disk (README, Benchmark).
+# 10M orders take about 2 GB of Postgres disk (docs/benchmarks.md).
 SIZES ?= 10k,100k,1M,10M
 SCALE_ARGS ?= -c 100 -z 6s --rounds 3 --write-rate 100 --changes-window 10s --freshness-window 15s
-bench-scale:
+bench-scale: ## freshness, CPU per change and per read at each size of SIZES
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench $(BENCH_ENDPOINTS) $(SCALE_ARGS) --scale $(SIZES)
 
@@ -360,12 +364,12 @@ bench-scale:
 # bench/results/writes-latest.md. A smoke run:
 #   make bench-writes WRITES_ARGS='--rates 100,500 --step 10s --refine 0'
 WRITES_ARGS ?= --rates 100,250,500,1000,2000 --step 30s
-bench-writes:
+bench-writes: ## the write benchmark: the rate the command side alone and the whole chain sustain
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench writes $(BENCH_ENDPOINTS) $(WRITES_ARGS)
 
 # About a minute, on the data as it is: a smoke run.
-bench-quick:
+bench-quick: ## a benchmark smoke run of about a minute, on the data as it is
 	@$(MAKE) --no-print-directory bench BENCH_ARGS=--quick
 
 ## Chaos -----------------------------------------------------------------------
@@ -375,10 +379,10 @@ bench-quick:
 # started when its api does not answer; the table goes to chaos/results/latest.md.
 # The stack stays up afterwards: CHAOS_ARGS=--down removes it.
 CHAOS_ARGS ?=
-chaos: secrets build images
+chaos: secrets build images ## every fault against a second stack (project cqrs-chaos), checked round by round
 	$(GO) run ./cmd/chaos --project cqrs-chaos $(CHAOS_ARGS)
 
 # The CI setting: three faults on a fresh stack, torn down at the end.
 chaos-quick: export TESTCONTAINERS_RYUK_DISABLED = true
-chaos-quick: secrets build images
+chaos-quick: secrets build images ## three faults on a fresh stack, torn down at the end (the CI setting)
 	COMPOSE='$(COMPOSE)' $(GO) test -tags chaos -count=1 -v -timeout 15m -run TestChaosQuick ./internal/chaos/

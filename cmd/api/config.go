@@ -150,6 +150,7 @@ Usage:
   api healthcheck [--url URL]           exit 0 when URL answers 200
                                         (default http://127.0.0.1:<API_ADDR port>/healthz)
   api --help                            this text
+  api --version                         the version
 
 Endpoints: POST /orders, GET /ranking, /ranking-accelerated, /ranking-materialized,
 /healthz, /readyz, /noop.

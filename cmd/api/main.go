@@ -26,6 +26,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 	"github.com/cqrs-spice/cqrs/internal/app/replicas"
+	"github.com/cqrs-spice/cqrs/internal/version"
 )
 
 func main() {
@@ -39,6 +40,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return healthcheck(args[1:], os.Getenv, stderr)
 		case "-h", "-help", "--help", "help":
 			printUsage(stdout)
+			return 0
+		case "-version", "--version", "version":
+			fmt.Fprintln(stdout, "api", version.Version)
 			return 0
 		default:
 			fmt.Fprintf(stderr, "api: unknown argument %q\n\n", args[0])
@@ -174,7 +178,7 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	m.Logger.Info("api listening", "addr", m.Server.ListenAddr().String(),
+	m.Logger.Info("api listening", "version", version.Version, "addr", m.Server.ListenAddr().String(),
 		"postgres", m.Postgres.Addr(), "accelerated", cfg.AcceleratedAddr, "materialized", cfg.MaterializedAddr,
 		"pool_size", cfg.PoolSize, "write_pool_size", cfg.WritePoolSize, "runtime_protocol", cfg.RuntimeProtocol,
 		"write_key", cfg.WriteKey != "")

@@ -27,6 +27,7 @@ type Options struct {
 	OutDir            string
 	PostgresURL       string
 	PostgresContainer string
+	Docs              string // page with a generated:bench block; empty: none
 }
 
 const usage = `bench measures the recipe's api: every scenario in one run, interleaved, under
@@ -87,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.IntVar(&c.WatermarkSample, "watermark-sample", bench.DefaultWatermarkSample, "freshness window: read every n-th write on the watermark hops")
 	fs.StringVar(&c.Docker, "docker", "docker", "docker CLI for memory and versions (empty: none)")
 	fs.StringVar(&o.OutDir, "out", DefaultOutDir, "directory of the results")
+	fs.StringVar(&o.Docs, "docs", DefaultDocs, "docs page whose generated:bench block gets the run's summary, unless --quick (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -181,6 +181,7 @@ func (m *Main) write(rep *bench.Report) error {
 		fmt.Fprintf(out, "  %s\n", c)
 	}
 	fmt.Fprintf(out, "\nresults: %s, %s, %s\n", filepath.Join(dir, stamp+".md"), filepath.Join(dir, "latest.md"), filepath.Join(dir, "latest.svg"))
+	updateDocs(m.Options.Docs, rep, out)
 	return nil
 }
 

@@ -37,6 +37,7 @@ type config struct {
 	seed      int64
 	opts      chaos.Options
 	out       string
+	docs      string
 	down      bool
 }
 
@@ -69,6 +70,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.opts.RecoverTimeout, "recover-timeout", chaos.DefaultRecoverTimeout, "longest wait for recovery and convergence")
 	fs.StringVar(&c.out, "out", "chaos/results", "directory for latest.md")
 	fs.BoolVar(&c.down, "down", false, "remove the stack and its volumes at the end")
+	fs.StringVar(&c.docs, "docs", DefaultDocs, "docs page whose generated:chaos block gets the table of a run of every fault (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -126,6 +128,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if werr := write(c.out, md); werr != nil {
 		return werr
 	}
+	updateDocs(c.docs, c.faults == "" && !c.quick && err == nil, rep, md, stdout)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,7 @@
 
 // Command dataruntime is a Spice-compatible data runtime: it reads a spicepod.yaml,
 // accelerates its datasets in embedded DuckDB, and answers Arrow Flight SQL, plain
-// Flight and the Spice HTTP API. See the README for the flags and subcommands.
+// Flight and the Spice HTTP API. docs/configuration.md lists the flags and subcommands.
 package main
 
 import (
@@ -27,6 +27,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres/cdc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/httpsrv"
+	"github.com/cqrs-spice/cqrs/internal/version"
 )
 
 func main() {
@@ -44,6 +45,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := parseFlags(args, os.Getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err == nil && cfg.PrintVersion {
+		fmt.Fprintln(stdout, "dataruntime", version.Version)
 		return 0
 	}
 	if err != nil {
@@ -94,7 +99,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.FlightAddr, "flight", "127.0.0.1:50051", "address of Arrow Flight and Flight SQL")
 	fs.StringVar(&cfg.MetricsAddr, "metrics", "", "address of Prometheus /metrics (off unless given; 9090 by convention)")
 	fs.StringVar(&cfg.DataDir, "data-dir", ".spice/data", "directory of the DuckDB file for datasets with acceleration mode: file")
-	fs.StringVar(&cfg.InstanceID, "instance-id", envOr(cdc.EnvInstance, ""), "names this instance's replication slot; keep it stable across restarts (replicas of one spicepod need distinct ids); \"auto\" derives it from the container's compose name (see README)")
+	fs.StringVar(&cfg.InstanceID, "instance-id", envOr(cdc.EnvInstance, ""), "names this instance's replication slot; keep it stable across restarts (replicas of one spicepod need distinct ids); \"auto\" derives it from the container's compose name (see docs/operations.md)")
 	fs.Func("log-level", "`level`: "+logging.Levels+" (default $LOG_LEVEL, else info)",
 		func(v string) (err error) { cfg.LogLevel, err = logging.ParseLevel(v); return err })
 	fs.Func("log-format", "`format`: "+logging.Formats+" (default $LOG_FORMAT, else text)",
@@ -103,13 +108,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.DurationVar(&cfg.Drain, "drain", DefaultDrain, "on SIGTERM, how long to keep answering while gRPC health reports NOT_SERVING, so balancers stop sending first (0: stop at once)")
 	fs.DurationVar(&cfg.MinPositionTimeout, "min-position-timeout", engine.DefaultMinPositionTimeout, "how long a query waits for the position a reader asks for with Spice-Min-Position")
 	var mem memoryLimitFlag
-	fs.Var(&mem, "memory-limit", "memory the runtime may use, such as 2GiB; auto: the container's cgroup limit, else half the RAM. DuckDB gets half, the caches and results bounded shares (see README, Limits)")
+	fs.Var(&mem, "memory-limit", "memory the runtime may use, such as 2GiB; auto: the container's cgroup limit, else half the RAM. DuckDB gets half, the caches and results bounded shares (see docs/operations.md, Limits)")
 	fs.IntVar(&cfg.MaxQueryBytes, "max-query-bytes", engine.DefaultMaxQueryBytes, "longest query text accepted, over HTTP and Flight alike")
 	fs.Int64Var(&cfg.MaxResultBytes, "max-result-bytes", duckdb.DefaultMaxResultBytes, "largest result (Arrow bytes); at most 1/32 of --memory-limit")
 	fs.DurationVar(&cfg.QueryTimeout, "query-timeout", engine.DefaultQueryTimeout, "how long a query may take from its arrival, waiting for a slot included")
 	fs.IntVar(&cfg.QuerySlots, "query-slots", 0, "queries run at once (DuckDB connections); 0: 2 per core, at least 4. Heavy queries get at most half")
 	fs.DurationVar(&cfg.QueueTimeout, "queue-timeout", engine.DefaultQueueTimeout, "how long a query waits for a slot before it is refused with 503")
 	fs.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", httpsrv.DefaultReadTimeout, "how long reading one HTTP request (body included) may take")
+	fs.BoolVar(&cfg.PrintVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: dataruntime [flags]
        dataruntime healthcheck [--url http://127.0.0.1:8090/v1/ready] [--ca-file ca.pem]

@@ -34,6 +34,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/httpsrv"
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
+	"github.com/cqrs-spice/cqrs/internal/version"
 )
 
 // Config is the command line.
@@ -72,6 +73,8 @@ type Config struct {
 	QueueTimeout time.Duration
 	// HTTPReadTimeout bounds reading one HTTP request; httpsrv default when 0.
 	HTTPReadTimeout time.Duration
+	// PrintVersion (--version): print the version and exit instead of serving.
+	PrintVersion bool
 }
 
 // Main is the composition root: the only place that knows every implementation.
@@ -154,7 +157,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := e.Open(ctx); err != nil {
 		return fmt.Errorf("start engine: %w", err)
 	}
-	m.Logger.Info("runtime started", "spicepod", pod.Name, "datasets", len(pod.Datasets), "views", len(pod.Views),
+	m.Logger.Info("runtime started", "version", version.Version, "spicepod", pod.Name, "datasets", len(pod.Datasets), "views", len(pod.Views),
 		"http", m.HTTP.Addr(), "flight", m.Flight.Addr(), "metrics", m.Config.MetricsAddr)
 	return nil
 }

@@ -1,0 +1,32 @@
+package bench_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cqrs-spice/cqrs/internal/bench"
+)
+
+func TestDocsSummary(t *testing.T) {
+	r := &bench.Report{
+		Started:  time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC),
+		Settings: bench.Settings{Concurrency: 100, WriteRate: 100},
+		Machine:  bench.Machine{Cores: 2, CPU: "AMD EPYC", GoVersion: "go1.26.8", Docker: "20.10"},
+		Sizes:    []bench.SizeResult{{Orders: 10000}, {Orders: 1000000}},
+	}
+	got := bench.DocsSummary(r)
+	for _, want := range []string{
+		"Run of 2026-12-03 12:00 UTC: 2 cores (AMD EPYC)",
+		"### requests/sec and p99 by size",
+		"### freshness from watermarks",
+		"| 10,000 orders |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\n## ") {
+		t.Errorf("summary has a second-level heading:\n%s", got)
+	}
+}

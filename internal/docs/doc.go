@@ -1,0 +1,15 @@
+// Package docs holds the check that keeps README.md and docs/*.md true to the
+// code: every `make` target, `--flag` and environment variable they name in code
+// spans must exist, and every relative link (with its #anchor) must resolve.
+// It has no code of its own; `go test ./internal/docs/` (part of `make test`)
+// runs the check.
+//
+// Conventions the check relies on, for writers of the docs:
+//   - a make target is written in code: `make bench` or in a fenced block;
+//   - a flag is written in code with two dashes: `--memory-limit`;
+//   - an environment variable is written in code alone or as an assignment:
+//     `API_WRITE_KEY` or `RUNTIME_PROTOCOL=flightsql`. Names with an underscore
+//     are checked against the variables the code, the Makefile, the compose file,
+//     the spicepods and the scripts use; other upper-case words (SQL keywords,
+//     gRPC codes) are not names of variables.
+package docs
