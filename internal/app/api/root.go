@@ -26,7 +26,7 @@ func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Vary", "Accept")
 	text := rootText
 	if s.Live != nil {
-		text += "  GET  /live                     the live page, in a browser\n"
+		text += "  GET  /live                    the live page, in a browser\n"
 	}
 	_, _ = w.Write([]byte(text))
 }
