@@ -195,6 +195,7 @@
       kids.push(svg("text", { class: "axis", x: L - 4, y: y(v) + 4, "text-anchor": "end" }, fmtMS(v)));
     }
     for (let m = 0; m <= 5; m++) {
+      if (W < 480 && m % 2 === 1) continue; // a phone has room for every other label
       const t = from + m * 60000;
       kids.push(svg("text", { class: "axis", x: x(t), y: H - 6, "text-anchor": m === 0 ? "start" : (m === 5 ? "end" : "middle") }, m === 5 ? "now" : "-" + (5 - m) + " min"));
     }
