@@ -258,9 +258,12 @@ func TestLivePage(t *testing.T) {
 	if os.Getenv(envScreenshot)+os.Getenv(envScreenshotPhone) != "" {
 		// A few more orders, so the picture's chart has a line.
 		for range 4 {
+			prev := order
 			b.do(t, chromedp.Click(chromedp.CSS("#post")))
-			waitFor(t, "the order to be visible on runtime 2", time.Minute, func() bool {
-				return b.cards(t)["materialized"].Mine == "visible"
+			waitFor(t, "the next order to be visible on runtime 2", time.Minute, func() bool {
+				order = get(t, b, chromedp.AttributeValue(chromedp.CSS("#order-status"), "data-order")).Value
+				c := b.cards(t)["materialized"]
+				return order != prev && c.Mine == "visible" && strings.Contains(c.MineText, "#"+order+" ")
 			})
 		}
 	}

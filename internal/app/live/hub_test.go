@@ -239,6 +239,7 @@ func TestEvents_SlowViewerIsDropped(t *testing.T) {
 func TestEvents_DisconnectCleansUpAndTheLoopRests(t *testing.T) {
 	var calls atomic.Int64
 	h := threePaths(&calls)
+	h.Buffer = 100_000 // never full here: only the viewer's leaving can remove it
 	srv := MustHub(t, h)
 	if got := calls.Load(); got != 0 {
 		t.Fatalf("%d reads before any viewer, want 0", got)
