@@ -191,13 +191,13 @@ func (s *Server) handler() (h http.Handler, err error) {
 		return nil, err
 	}
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, clientIP, s.logRequests, s.recoverPanics, s.crossOrigin())
+	r.Use(middleware.RequestID, clientIP, s.logRequests, s.recoverPanics, s.crossOrigin(), middleware.GetHead)
 	if s.Live != nil {
 		r.Handle("/live", s.Live)
 		r.Handle("/live/*", s.Live)
 	}
 	r.Group(func(r chi.Router) {
-		r.Use(s.timeout, middleware.GetHead)
+		r.Use(s.timeout)
 		s.routes(r)
 	})
 	return r, nil
