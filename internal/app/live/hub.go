@@ -21,8 +21,10 @@ const (
 	// DefaultMinGap is the least time between two samples: orders posted in a
 	// burst share the samples they ask for.
 	DefaultMinGap = 50 * time.Millisecond
-	// DefaultReadTimeout bounds one sample's read of one path.
-	DefaultReadTimeout = 2 * time.Second
+	// DefaultReadTimeout bounds one sample's read of one path. Postgres
+	// aggregates every order per read, which takes seconds at millions of
+	// orders; the next sample waits for the slowest read.
+	DefaultReadTimeout = 5 * time.Second
 	// DefaultBuffer is how many events may wait for one viewer before it is
 	// disconnected.
 	DefaultBuffer = 8

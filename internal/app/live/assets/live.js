@@ -169,6 +169,10 @@
     return e;
   }
 
+  function fmtAgo(ms) {
+    return ms >= 90000 ? (ms / 60000).toFixed(1).replace(/\.0$/, "") + " min" : Math.round(ms / 1000) + " s";
+  }
+
   function niceMax(v) {
     if (v <= 0) return 10;
     const p = Math.pow(10, Math.floor(Math.log10(v)));
@@ -181,12 +185,15 @@
     const W = Math.max(box.clientWidth, 240), H = Math.max(box.clientHeight, 120);
     box.setAttribute("viewBox", "0 0 " + W + " " + H);
     const L = 44, R = 8, T = 8, B = 22;
-    const now = Date.now(), from = now - WINDOW_MS;
-    const ws = [...state.writes.values()].filter(w => Date.parse(w.at) >= from).sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+    const now = Date.now();
+    const ws = [...state.writes.values()].filter(w => Date.parse(w.at) >= now - WINDOW_MS).sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+    // The time axis spans the orders shown: a minute at least, five at most.
+    const span = Math.min(WINDOW_MS, Math.max(60000, ws.length ? now - Date.parse(ws[0].at) + 5000 : 0));
+    const from = now - span;
     let top = 0;
     for (const w of ws) for (const k in SERIES) if (w.visible[k] !== undefined) top = Math.max(top, w.visible[k]);
     top = niceMax(top);
-    const x = t => L + (t - from) / WINDOW_MS * (W - L - R);
+    const x = t => L + (t - from) / span * (W - L - R);
     const y = v => T + (1 - v / top) * (H - T - B);
     const kids = [];
     for (let i = 0; i <= 4; i++) {
@@ -196,8 +203,8 @@
     }
     for (let m = 0; m <= 5; m++) {
       if (W < 480 && m % 2 === 1) continue; // a phone has room for every other label
-      const t = from + m * 60000;
-      kids.push(svg("text", { class: "axis", x: x(t), y: H - 6, "text-anchor": m === 0 ? "start" : (m === 5 ? "end" : "middle") }, m === 5 ? "now" : "-" + (5 - m) + " min"));
+      const ago = span * (5 - m) / 5;
+      kids.push(svg("text", { class: "axis", x: x(now - ago), y: H - 6, "text-anchor": m === 0 ? "start" : (m === 5 ? "end" : "middle") }, m === 5 ? "now" : "-" + fmtAgo(ago)));
     }
     const legend = [];
     for (const k in SERIES) {
