@@ -73,7 +73,7 @@ SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
 .PHONY: help version up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
-	wait endpoints down clean logs test fuzz bench bench-quick bench-scale bench-failover bench-heavy bench-writes chaos chaos-quick scale drop-stale-slots
+	wait endpoints down clean logs test screenshot fuzz bench bench-quick bench-scale bench-failover bench-heavy bench-writes chaos chaos-quick scale drop-stale-slots
 
 # help lists every target with the text after the `##` on its rule line.
 help: ## list the targets
@@ -275,12 +275,21 @@ k8s-secrets: ## write the Kubernetes example overlay's secrets.env (random), onc
 # Ryuk, its reaper, is an image that cannot be pulled offline: pgtest cleans up.
 # Unit and integration tests (Postgres under testcontainers), then the end-to-end
 # test: the compose stack from scratch on free ports, orders in, all three rankings
-# equal to Postgres, a quick benchmark run against it, everything torn down.
+# equal to Postgres, a quick benchmark run against it, everything torn down; then
+# the live page in headless Chromium (chromium, installed by make deps) on a stack
+# of its own; then the quick chaos test.
 test: export TESTCONTAINERS_RYUK_DISABLED = true
 test: secrets build images ## unit, integration, end-to-end and quick chaos tests (needs Docker)
 	$(GO) test -tags '$(TEST_TAGS)' -count=1 ./...
 	COMPOSE='$(COMPOSE)' $(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/e2e/
+	COMPOSE='$(COMPOSE)' $(GO) test -tags browser -count=1 -v -timeout 15m ./internal/e2e/
 	COMPOSE='$(COMPOSE)' $(GO) test -tags chaos -count=1 -v -timeout 15m -run TestChaosQuick ./internal/chaos/
+
+# The live page's browser test alone (a stack of its own, about three minutes),
+# saving the page as SCREENSHOT at laptop width: the picture the docs show.
+SCREENSHOT ?= docs/img/live.png
+screenshot: secrets build images ## the live page's test in headless Chromium, saving docs/img/live.png
+	SCREENSHOT='$(SCREENSHOT)' COMPOSE='$(COMPOSE)' $(GO) test -tags browser -count=1 -v -timeout 15m -run TestLivePage ./internal/e2e/
 
 # Each fuzz target in turn for FUZZTIME; plain `go test` (make test) runs their
 # seeds. FuzzGuard runs DuckDB, so it needs the duckdb_arrow tag like the runtime.

@@ -6,7 +6,8 @@
 #                        it runs as root with apt-get, else names the one command
 #                        to run: ca-certificates (copied into our images),
 #                        debootstrap (builds Postgres offline, only while its image
-#                        is missing) and a Compose tool.
+#                        is missing), a Compose tool and chromium (the headless
+#                        browser of the live page's test).
 #   preflight.sh ports   fails before anything starts when a host port the stack
 #                        publishes is taken by something other than this project's
 #                        own containers, naming the port, its holder and the
@@ -30,6 +31,7 @@ deps() {
 	if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null; then
 		need+=(docker-compose)
 	fi
+	command -v chromium >/dev/null || need+=(chromium)
 	[ ${#need[@]} -gt 0 ] || return 0
 	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
 		die "missing ${need[*]}: run  sudo apt-get install -y ${need[*]}  (or your system's equivalent), then make again"

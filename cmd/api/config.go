@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/app/api"
+	"github.com/cqrs-spice/cqrs/internal/app/live"
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 )
@@ -55,9 +56,10 @@ type Config struct {
 	RequestTimeout   time.Duration
 	ShutdownTimeout  time.Duration
 	TrustedProxies   []string
-	WriteKey         string // API_WRITE_KEY; empty: POST /orders is open
-	DebugAddr        string // pprof; empty: off
-	MetricsAddr      string // Prometheus GET /metrics; empty: off
+	WriteKey         string        // API_WRITE_KEY; empty: POST /orders is open
+	DebugAddr        string        // pprof; empty: off
+	MetricsAddr      string        // Prometheus GET /metrics; empty: off
+	LiveInterval     time.Duration // the live page's sampling interval; 0: no page
 	LogLevel         slog.Level
 	LogFormat        string // "text" or "json"
 
@@ -114,6 +116,13 @@ var envVars = []envVar{
 		func(c *Config, v string) error { c.TrustedProxies = splitList(v); return nil }},
 	{"API_WRITE_KEY", "", "when set, POST /orders needs this value in the X-API-Key header (401 without); off when empty",
 		func(c *Config, v string) error { c.WriteKey = v; return nil }},
+	{"API_LIVE_INTERVAL", live.DefaultInterval.String(), "how often the live page (GET /live) samples the three rankings while a browser has it open; 0 switches the page off",
+		func(c *Config, v string) (err error) {
+			if c.LiveInterval, err = time.ParseDuration(v); err != nil || c.LiveInterval < 0 {
+				return fmt.Errorf("want a duration like 300ms, or 0 for no page")
+			}
+			return nil
+		}},
 	{"API_DEBUG_ADDR", "", "address for Go's pprof profiles (/debug/pprof/); off when empty. Keep it off public interfaces",
 		func(c *Config, v string) error { c.DebugAddr = v; return nil }},
 	{"API_METRICS_ADDR", "", "address for Prometheus metrics (GET /metrics: the process's CPU seconds and memory, Go runtime); off when empty. The benchmark reads the api's CPU here",

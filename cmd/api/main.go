@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cqrs-spice/cqrs/internal/app/api"
+	"github.com/cqrs-spice/cqrs/internal/app/live"
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 	"github.com/cqrs-spice/cqrs/internal/app/replicas"
@@ -99,6 +100,7 @@ type Main struct {
 	Accelerated  *replicas.Pool
 	Materialized *replicas.Pool
 	Server       *api.Server
+	Live         *live.Hub // the live page; nil when API_LIVE_INTERVAL is 0
 
 	debug   *http.Server
 	metrics *http.Server
@@ -144,7 +146,15 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 
-	m.Server = api.NewServer(m.Orders, m.Postgres, m.Accelerated, m.Materialized)
+	var store api.OrderStore = m.Orders
+	if cfg.LiveInterval > 0 {
+		if err := m.openLive(); err != nil {
+			return err
+		}
+		store = m.Live.Orders(m.Orders)
+	}
+	m.Server = api.NewServer(store, m.Postgres, m.Accelerated, m.Materialized)
+	m.Server.Live = m.liveHandler()
 	m.Server.Addr = cfg.Addr
 	m.Server.RequestTimeout = cfg.RequestTimeout
 	m.Server.TrustedProxies = cfg.TrustedProxies
@@ -211,6 +221,9 @@ func (m *Main) Close() error {
 		if srv != nil {
 			errs = append(errs, srv.Close())
 		}
+	}
+	if m.Live != nil {
+		errs = append(errs, m.Live.Close())
 	}
 	for _, f := range []*replicas.Pool{m.Accelerated, m.Materialized} {
 		if f != nil {

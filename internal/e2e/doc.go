@@ -1,9 +1,21 @@
-// Package e2e holds the end-to-end test of the whole stack under Docker Compose:
-// it starts the compose project from scratch on free ports, writes orders through
-// the api, checks that all three ranking endpoints converge to exactly what
-// Postgres says, and tears everything down, leaving no container or volume.
+// Package e2e holds the end-to-end tests of the whole stack under Docker Compose.
+// Each starts the compose project from scratch on free ports and tears it down,
+// leaving no container or volume.
 //
-// It needs the images (make images) and runs with the e2e build tag:
+// With the e2e build tag, the stack test writes orders through the api and checks
+// that all three ranking endpoints converge to exactly what Postgres says, then
+// runs the benchmark's smoke setting against it:
 //
 //	go test -tags e2e ./internal/e2e/
+//
+// With the browser build tag, the live page's test drives /live in headless
+// Chromium (Debian's chromium package, through chromedp) with a write key on: no
+// console error, the three rankings equal Postgres's, an order posted with the
+// page's button shows on every path with its time to visible, and a killed
+// runtime shows as down, then up. SCREENSHOT=path (and SCREENSHOT_PHONE=path)
+// save the page; make screenshot writes docs/img/live.png:
+//
+//	go test -tags browser ./internal/e2e/
+//
+// Both need the images (make images).
 package e2e

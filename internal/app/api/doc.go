@@ -8,6 +8,8 @@
 //	GET  /healthz                200 while the process serves (no I/O)
 //	GET  /readyz                 200 when every dependency answers, else 503
 //	GET  /noop                   200 with a tiny body (no I/O): the load-test ceiling
+//	GET  /                       browsers: to /live; others: the list of endpoints
+//	GET  /live, /live/...        the live page, when Server.Live is set (package live)
 //
 // Positions: POST /orders answers with a Spice-Position header, the read-your-writes
 // token; every ranking answers with the Spice-Position it reflects. A ranking request

@@ -76,6 +76,10 @@ type Server struct {
 	WriteKey string
 	// Checks are probed by GET /readyz, concurrently.
 	Checks []Check
+	// Live, when set, serves the live page under /live, without the request
+	// timeout (its event stream lasts while the page is open); GET / then sends
+	// browsers there. Nil: no page, and / answers with the list of endpoints.
+	Live http.Handler
 	// Logger receives the request log; nil means slog.Default().
 	Logger *slog.Logger
 
@@ -187,7 +191,20 @@ func (s *Server) handler() (h http.Handler, err error) {
 		return nil, err
 	}
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, s.logRequests(clientIP), s.recoverPanics, s.crossOrigin(), s.timeout, middleware.GetHead)
+	r.Use(middleware.RequestID, s.logRequests(clientIP), s.recoverPanics, s.crossOrigin(), middleware.GetHead)
+	if s.Live != nil {
+		r.Handle("/live", s.Live)
+		r.Handle("/live/*", s.Live)
+	}
+	r.Group(func(r chi.Router) {
+		r.Use(s.timeout)
+		s.routes(r)
+	})
+	return r, nil
+}
+
+// routes are the endpoints bounded by the request timeout.
+func (s *Server) routes(r chi.Router) {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, requestErrorf(errNotFound, "no endpoint %s; see GET /healthz, /ranking, /ranking-accelerated, /ranking-materialized, POST /orders", r.URL.Path))
 	})
@@ -201,7 +218,7 @@ func (s *Server) handler() (h http.Handler, err error) {
 	r.Get("/healthz", handleOK)
 	r.Get("/noop", handleOK)
 	r.Get("/readyz", s.handleReady)
-	return r, nil
+	r.Get("/", s.handleRoot)
 }
 
 func (s *Server) bodyTimeout() time.Duration {
