@@ -174,6 +174,7 @@ func (d *DB) Close() error {
 	if d.db == nil {
 		return nil
 	}
+	d.stmts.close()
 	return errors.Join(d.wdb.Close(), d.db.Close())
 }
 

@@ -90,3 +90,17 @@ func (t *Tx) execPrepared(query string, args ...any) (int64, error) {
 	})
 	return n, err
 }
+
+// close closes every statement; the DB calls it before it closes its
+// connections, which the statements would otherwise keep open (and with them
+// the database file).
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.conns {
+		for _, st := range m {
+			_ = st.Close()
+		}
+	}
+	c.conns = nil
+}
