@@ -96,6 +96,7 @@ type DB struct {
 	inspected *lru.Cache[*inspection]
 	outNames  *lru.Cache[map[int]string] // query text -> DataFusion names (names.go)
 	cap       captures                   // tables whose changes maintained queries read (ivm.go)
+	stmts     stmtCache                  // the write path's prepared statements (stmts.go)
 }
 
 // New returns a DB stored at path ("" for memory). Call Open before use.
@@ -173,6 +174,7 @@ func (d *DB) Close() error {
 	if d.db == nil {
 		return nil
 	}
+	d.stmts.close()
 	return errors.Join(d.wdb.Close(), d.db.Close())
 }
 

@@ -22,21 +22,30 @@ import (
 
 // Change capture. While a maintained query reads a table, every transaction
 // that deletes or inserts rows of it also copies them, weighted -1 and +1,
-// into a temporary table of the transaction (its changes), which Update
-// reads before the commit. Operations that replace a table wholesale (a full
-// refresh, an append refresh, retention, a materialized view) are not copied:
-// they mark the table reset, and what reads it is computed again.
+// into a temporary table of the transaction's connection (its changes), which
+// Update reads before the commit. The changes table is created once per
+// connection and emptied before each commit, so a transaction pays for the
+// rows it copies, not for creating and dropping a table (DuckDB spends a
+// fraction of a millisecond on every statement whatever it holds). Operations
+// that replace a table wholesale (a full refresh, an append refresh,
+// retention, a materialized view) are not copied: they mark the table reset,
+// and what reads it is computed again.
 
-// captures is the DB's registry of the tables whose changes are copied.
+// captures is the DB's registry of the tables whose changes are copied, and
+// of the changes tables that exist on each write connection.
 type captures struct {
 	mu     sync.Mutex
 	tables map[string]*capture
 	seq    int
+	// made says, per write connection (its driver connection), which
+	// changes tables exist there and for which generation of their table.
+	made map[any]map[string]uint64
 }
 
 type capture struct {
 	name string // the temporary table's name
 	refs int
+	gen  uint64 // bumped when the table may have new columns
 }
 
 // captureName names the table that holds a transaction's changes of table;
@@ -60,15 +69,49 @@ func (d *DB) captureLocked(table string) *capture {
 	return c
 }
 
-// capturing returns the name of table's changes table while some maintained
-// query reads its changes, else "".
-func (d *DB) capturing(table string) string {
+// capturing returns the name of table's changes table and its generation
+// while some maintained query reads its changes, else "".
+func (d *DB) capturing(table string) (string, uint64) {
 	d.cap.mu.Lock()
 	defer d.cap.mu.Unlock()
 	if c := d.cap.tables[table]; c != nil && c.refs > 0 {
-		return c.name
+		return c.name, c.gen
 	}
-	return ""
+	return "", 0
+}
+
+// reshaped notes that table was replaced, perhaps with other columns: its
+// changes tables are made again before their next use.
+func (d *DB) reshaped(table string) {
+	d.cap.mu.Lock()
+	defer d.cap.mu.Unlock()
+	if c := d.cap.tables[table]; c != nil {
+		c.gen++
+	}
+}
+
+// changesMade reports whether the changes table name of generation gen exists
+// on the connection dc.
+func (d *DB) changesMade(dc any, name string, gen uint64) bool {
+	d.cap.mu.Lock()
+	defer d.cap.mu.Unlock()
+	g, ok := d.cap.made[dc][name]
+	return ok && g == gen
+}
+
+// madeChanges records changes tables created by a committed transaction on dc.
+func (d *DB) madeChanges(dc any, made map[string]uint64) {
+	d.cap.mu.Lock()
+	defer d.cap.mu.Unlock()
+	if d.cap.made == nil {
+		d.cap.made = map[any]map[string]uint64{}
+	}
+	if d.cap.made[dc] == nil {
+		d.cap.made[dc] = map[string]uint64{}
+	}
+	for name, gen := range made {
+		d.cap.made[dc][name] = gen
+	}
 }
 
 func (d *DB) addCapture(table string) {
@@ -89,7 +132,8 @@ func (d *DB) dropCapture(table string) {
 type txChanges struct {
 	touched map[string]bool   // tables written
 	reset   map[string]bool   // tables replaced wholesale
-	copied  map[string]string // table -> its changes table, created in this tx
+	copied  map[string]string // table -> its changes table, written in this tx
+	made    map[string]uint64 // changes tables created in this tx -> generation
 }
 
 func (t *Tx) touch(table string) {
@@ -105,35 +149,44 @@ func (t *Tx) markReset(table string) {
 		t.changes.reset = map[string]bool{}
 	}
 	t.changes.reset[strings.ToLower(table)] = true
+	t.db.reshaped(strings.ToLower(table))
 }
 
-// changesTable returns the name of the table's changes table, creating it in
-// this transaction; "" when the table's changes are not copied.
-func (t *Tx) changesTable(table string) (string, error) {
+// changesTable returns the name of the table's changes table, making sure it
+// exists on the transaction's connection; "" when the table's changes are not
+// copied. fresh says that the transaction has copied no changes of the table
+// before, so that the changes table is empty.
+func (t *Tx) changesTable(table string) (name string, fresh bool, err error) {
 	key := strings.ToLower(table)
 	t.touch(key)
-	name := t.db.capturing(key)
+	name, gen := t.db.capturing(key)
 	if name == "" {
-		return "", nil
+		return "", false, nil
 	}
 	if t.changes.copied[key] != "" {
-		return name, nil
+		return name, false, nil
 	}
-	if err := t.exec(`CREATE TEMP TABLE ` + name + ` AS SELECT *, 0::INTEGER AS _ivm_w FROM ` + TableIdent(table) + ` LIMIT 0`); err != nil {
-		return "", fmt.Errorf("record changes of %s: %w", table, err)
+	if g, ok := t.changes.made[name]; !(ok && g == gen) && !t.db.changesMade(t.dc, name, gen) {
+		if err := t.exec(`CREATE OR REPLACE TEMP TABLE ` + name + ` AS SELECT *, 0::INTEGER AS _ivm_w FROM ` + TableIdent(table) + ` LIMIT 0`); err != nil {
+			return "", false, fmt.Errorf("record changes of %s: %w", table, err)
+		}
+		if t.changes.made == nil {
+			t.changes.made = map[string]uint64{}
+		}
+		t.changes.made[name] = gen
 	}
 	if t.changes.copied == nil {
 		t.changes.copied = map[string]string{}
 	}
 	t.changes.copied[key] = name
-	return name, nil
+	return name, true, nil
 }
 
 // copyDeleted returns the statement that copies the rows that a DELETE of
 // the rows whose rowids a query selects is about to remove, weighted -1; ""
 // when the table's changes are not copied.
 func (t *Tx) copyDeleted(table, rowids string) (string, error) {
-	name, err := t.changesTable(table)
+	name, _, err := t.changesTable(table)
 	if name == "" || err != nil {
 		return "", err
 	}
@@ -144,21 +197,21 @@ func (t *Tx) copyDeleted(table, rowids string) (string, error) {
 // (a SELECT over them), weighted +1; "" when the table's changes are not
 // copied.
 func (t *Tx) copyInserted(table, rows string) (string, error) {
-	name, err := t.changesTable(table)
+	name, _, err := t.changesTable(table)
 	if name == "" || err != nil {
 		return "", err
 	}
 	return `; INSERT INTO ` + name + ` BY NAME SELECT *, 1 AS _ivm_w FROM (` + rows + `)`, nil
 }
 
-// dropChanges drops the transaction's changes tables before it commits.
-func (t *Tx) dropChanges() error {
+// clearChanges empties the transaction's changes tables before it commits, so
+// that the next transaction on the connection finds them empty.
+func (t *Tx) clearChanges() error {
 	for _, name := range t.changes.copied {
-		if err := t.exec(`DROP TABLE IF EXISTS temp.` + name); err != nil {
-			return fmt.Errorf("drop recorded changes: %w", err)
+		if _, err := t.execPrepared(`DELETE FROM temp.` + name); err != nil {
+			return fmt.Errorf("clear recorded changes: %w", err)
 		}
 	}
-	t.changes = txChanges{}
 	return nil
 }
 
@@ -416,7 +469,8 @@ func (m *maintained) updateBlock(t *Tx, b *aggBlock) error {
 	if !b.minmax {
 		// Sums and counts add up: the new state is the old one and the
 		// changes' state, grouped again (a query over the groups, not the rows).
-		return t.exec(b.merge(changed[0].name))
+		_, err := t.execPrepared(b.merge(changed[0].name))
+		return err
 	}
 	d := fmt.Sprintf("_ivm_delta_%d", viewSeq.Add(1))
 	if err := t.exec(`CREATE TEMP TABLE ` + d + ` AS ` + b.delta[changed[0].name]); err != nil {
@@ -464,24 +518,34 @@ func (m *maintained) updateBlock(t *Tx, b *aggBlock) error {
 }
 
 // merge is the statement that adds the state of a table's changes to the
-// block's state, for blocks without MIN or MAX.
+// block's state, for blocks without MIN or MAX: the changes' state is grouped,
+// then merged into the state's rows of its groups (sums of NULL stay NULL, as
+// sum() does), and a group whose rows are all gone leaves. It touches the
+// changed groups only; a block without groups has one state row, computed
+// again from itself and the changes.
 func (b *aggBlock) merge(table string) string {
 	cols := strings.Join(b.cols, ", ")
-	var sel, groups []string
+	var sel, groups, match, set, vals []string
 	for _, c := range b.cols {
 		if strings.HasPrefix(c, "_g") {
 			sel = append(sel, c)
 			groups = append(groups, c)
+			match = append(match, "s."+c+" IS NOT DISTINCT FROM d."+c)
 		} else {
 			sel = append(sel, "sum("+c+") AS "+c)
+			set = append(set, c+" = coalesce(s."+c+" + d."+c+", s."+c+", d."+c+")")
 		}
+		vals = append(vals, "d."+c)
 	}
-	q := `CREATE OR REPLACE TABLE ` + b.state + ` AS SELECT ` + strings.Join(sel, ", ") + ` FROM (SELECT ` + cols + ` FROM ` + b.state +
-		` UNION ALL SELECT ` + cols + ` FROM (` + b.delta[table] + `))`
-	if len(groups) > 0 {
-		q += ` GROUP BY ` + strings.Join(groups, ", ") + ` HAVING sum(_n) <> 0`
+	if len(groups) == 0 {
+		return `CREATE OR REPLACE TABLE ` + b.state + ` AS SELECT ` + strings.Join(sel, ", ") + ` FROM (SELECT ` + cols + ` FROM ` + b.state +
+			` UNION ALL SELECT ` + cols + ` FROM (` + b.delta[table] + `))`
 	}
-	return q
+	d := `SELECT ` + strings.Join(sel, ", ") + ` FROM (SELECT ` + cols + ` FROM (` + b.delta[table] + `)) GROUP BY ` + strings.Join(groups, ", ")
+	return `MERGE INTO ` + b.state + ` s USING (` + d + `) d ON ` + strings.Join(match, " AND ") +
+		` WHEN MATCHED AND s._n + d._n = 0 THEN DELETE` +
+		` WHEN MATCHED THEN UPDATE SET ` + strings.Join(set, ", ") +
+		` WHEN NOT MATCHED AND d._n <> 0 THEN INSERT (` + cols + `) VALUES (` + strings.Join(vals, ", ") + `)`
 }
 
 // Rows returns the maintained result.

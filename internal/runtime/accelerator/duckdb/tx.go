@@ -23,6 +23,7 @@ import (
 type Tx struct {
 	ctx     context.Context
 	conn    *sql.Conn
+	dc      any // conn's driver connection: what its temporary tables belong to
 	done    bool
 	db      *DB
 	changes txChanges // for maintained queries (ivm.go)
@@ -36,11 +37,13 @@ func (d *DB) Begin(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get connection: %w", err)
 	}
+	var dc any
+	_ = conn.Raw(func(c any) error { dc = c; return nil })
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("begin: %w", err)
 	}
-	return &Tx{ctx: ctx, conn: conn, db: d}, nil
+	return &Tx{ctx: ctx, conn: conn, dc: dc, db: d}, nil
 }
 
 // Commit makes every change of the transaction visible at once.
@@ -50,7 +53,7 @@ func (t *Tx) Commit() error {
 	}
 	t.done = true
 	defer t.conn.Close()
-	if err := t.dropChanges(); err != nil {
+	if err := t.clearChanges(); err != nil {
 		_, _ = t.conn.ExecContext(context.Background(), "ROLLBACK")
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -58,6 +61,10 @@ func (t *Tx) Commit() error {
 		_, _ = t.conn.ExecContext(context.Background(), "ROLLBACK")
 		return fmt.Errorf("commit: %w", err)
 	}
+	if len(t.changes.made) > 0 {
+		t.db.madeChanges(t.dc, t.changes.made)
+	}
+	t.changes = txChanges{}
 	return nil
 }
 
@@ -96,6 +103,11 @@ func (t *Tx) Rollback() {
 // always yields every column, so any query that does not read all columns in order
 // would read the wrong ones. Only a plain "SELECT * FROM {in}" may read the stream
 // directly (copy is false); everything else reads a temporary copy.
+//
+// The stream is registered under one name per connection, which each
+// registration replaces (DuckDB's Arrow scan views are temporary views created
+// with OR REPLACE), so no statement drops it afterwards; nothing reads the name
+// but the query that follows its registration.
 func (t *Tx) withArrow(rd array.RecordReader, query string, copyFirst bool) (int64, error) {
 	var n int64
 	err := t.conn.Raw(func(dc any) error {
@@ -104,17 +116,15 @@ func (t *Tx) withArrow(rd array.RecordReader, query string, copyFirst bool) (int
 			return err
 		}
 		exec := dc.(driver.ExecerContext)
-		seq := viewSeq.Add(1)
-		stream := fmt.Sprintf("_spice_stream_%d", seq)
+		const stream = "_spice_stream"
 		release, err := a.RegisterView(rd, stream) // the export holds its own reference
 		if err != nil {
 			return err
 		}
 		defer release()
-		defer exec.ExecContext(context.Background(), "DROP VIEW IF EXISTS "+stream, nil)
 		in := stream
 		if copyFirst {
-			in = fmt.Sprintf("_spice_in_%d", seq)
+			in = fmt.Sprintf("_spice_in_%d", viewSeq.Add(1))
 			if _, err := exec.ExecContext(t.ctx, "CREATE TEMP TABLE "+in+" AS SELECT * FROM "+stream, nil); err != nil {
 				return err
 			}
@@ -220,13 +230,33 @@ func (t *Tx) Delete(table string, keys array.RecordReader) (int64, error) {
 	return n, nil
 }
 
-// Insert inserts every row of rows.
+// Insert inserts every row of rows. Rows whose changes are not copied are read
+// straight from the stream. When they are, and the transaction has copied none
+// of the table's changes yet, the stream goes into the (empty) changes table
+// and the table's rows come from there: two statements, no staging table.
 func (t *Tx) Insert(table string, rows array.RecordReader) (int64, error) {
-	copyRows, err := t.copyInserted(table, "SELECT * FROM {in}")
+	name, fresh, err := t.changesTable(table)
 	if err != nil {
 		return 0, err
 	}
-	n, err := t.withArrow(rows, `INSERT INTO `+TableIdent(table)+` BY NAME SELECT * FROM {in}`+copyRows, true)
+	tbl := TableIdent(table)
+	var n int64
+	switch {
+	case name == "":
+		n, err = t.withArrow(rows, `INSERT INTO `+tbl+` BY NAME SELECT * FROM {in}`, false)
+	case fresh:
+		cols := make([]string, 0, rows.Schema().NumFields())
+		for _, f := range rows.Schema().Fields() {
+			cols = append(cols, Ident(f.Name))
+		}
+		list := strings.Join(cols, ", ")
+		if n, err = t.withArrow(rows, `INSERT INTO `+name+` BY NAME SELECT *, 1 AS _ivm_w FROM {in}`, false); err == nil {
+			_, err = t.execPrepared(`INSERT INTO ` + tbl + ` (` + list + `) SELECT ` + list + ` FROM ` + name)
+		}
+	default:
+		copyRows := `; INSERT INTO ` + name + ` BY NAME SELECT *, 1 AS _ivm_w FROM (SELECT * FROM {in})`
+		n, err = t.withArrow(rows, `INSERT INTO `+tbl+` BY NAME SELECT * FROM {in}`+copyRows, true)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("insert into %s: %w", table, err)
 	}
@@ -254,10 +284,9 @@ func (t *Tx) SetWatermark(lsn position.LSN, datasets ...string) error {
 	for _, d := range datasets {
 		args = append(args, d)
 	}
-	res, err := t.conn.ExecContext(t.ctx,
-		`UPDATE _spice.watermarks SET lsn = ?, updated_at = now() WHERE dataset IN (`+in+`)`, args...)
+	n, err := t.execPrepared(`UPDATE _spice.watermarks SET lsn = ?, updated_at = now() WHERE dataset IN (`+in+`)`, args...)
 	if err == nil {
-		if n, _ := res.RowsAffected(); n == int64(len(datasets)) {
+		if n == int64(len(datasets)) {
 			return nil
 		}
 		values := strings.TrimSuffix(strings.Repeat("(?, ?, now()), ", len(datasets)), ", ")

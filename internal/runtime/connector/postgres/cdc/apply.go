@@ -24,7 +24,8 @@ type applier struct {
 	open    bool              // inside Begin ... Commit
 	batch   *batch
 	applied position.LSN
-	flushed time.Time // when the last store transaction started
+	flushed time.Time     // when the last store transaction ended
+	took    time.Duration // how long it took
 }
 
 func newApplier(f *Feed, tables []*table, start position.LSN) *applier {
@@ -37,7 +38,7 @@ func newApplier(f *Feed, tables []*table, start position.LSN) *applier {
 }
 
 func (a *applier) run(ctx context.Context, events <-chan event) error {
-	var due <-chan time.Time // set while a batch waits for MinApplySpacing
+	var due <-chan time.Time // set while a batch waits for its turn (ApplyShare)
 	for {
 		var ev event
 		select {
@@ -57,7 +58,7 @@ func (a *applier) run(ctx context.Context, events <-chan event) error {
 		if len(events) > 0 && !full {
 			continue
 		}
-		if wait := a.f.MinApplySpacing - time.Since(a.flushed); wait > 0 && !full {
+		if wait := a.wait(); wait > 0 && !full {
 			if due == nil {
 				due = time.After(wait)
 			}
@@ -146,18 +147,30 @@ func (a *applier) relation(m *pglogrepl.RelationMessage) error {
 	return nil
 }
 
+// wait is how long the next store transaction waits to keep the feed within
+// its share of a core (Feed.ApplyShare): in proportion to what the last one
+// took, less the time since it ended, capped by MaxApplyWait.
+func (a *applier) wait() time.Duration {
+	if a.f.ApplyShare >= 1 {
+		return 0
+	}
+	w := time.Duration(float64(a.took) * (1/a.f.ApplyShare - 1))
+	return min(w, a.f.MaxApplyWait) - time.Since(a.flushed)
+}
+
 // flush applies the batch: row changes and the new watermark in one store
 // transaction, or only the watermark when no row changed.
 func (a *applier) flush(ctx context.Context) error {
 	b := a.batch
 	began := time.Now()
-	a.flushed = began
 	var err error
 	if b.changes > 0 {
 		err = a.f.eng.Apply(ctx, a.f.datasets, b.pos, func(tx engine.StoreTx) error { return b.apply(tx, a.f.Logger) })
 	} else {
 		err = a.f.eng.Advance(ctx, a.f.datasets, b.pos)
 	}
+	a.flushed = time.Now()
+	a.took = a.flushed.Sub(began)
 	if err != nil {
 		return err
 	}

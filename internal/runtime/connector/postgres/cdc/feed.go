@@ -34,12 +34,15 @@ const (
 	// DefaultMaxBatchChanges bounds the row changes of whole transactions applied in
 	// one store transaction (a single larger transaction still applies whole).
 	DefaultMaxBatchChanges = 100_000
-	// DefaultMinApplySpacing is the least time between the starts of two store
-	// transactions of one feed while changes stream. The first change after a
-	// quiet spell is applied at once; under a stream, the changes of that time
-	// share one transaction: each transaction costs a handful of DuckDB
-	// statements (more when subscribed views are maintained), whatever it holds.
-	DefaultMinApplySpacing = 20 * time.Millisecond
+	// DefaultApplyShare is the share of one core that a feed's store
+	// transactions may take while changes stream (group commit, see
+	// Feed.ApplyShare): a store transaction costs a handful of DuckDB
+	// statements whatever it holds, so changes that arrive meanwhile are
+	// applied together, and the cost per change falls as the rate rises.
+	DefaultApplyShare = 0.1
+	// DefaultMaxApplyWait caps the wait that ApplyShare puts between two store
+	// transactions, and so what it adds to a change's time to visible.
+	DefaultMaxApplyWait = 20 * time.Millisecond
 )
 
 // minBackoff is the first wait after a failure.
@@ -101,9 +104,16 @@ type Feed struct {
 	// MaxBatchChanges bounds how many row changes of several transactions are
 	// applied together (DefaultMaxBatchChanges when zero).
 	MaxBatchChanges int
-	// MinApplySpacing spaces the store transactions while changes stream
-	// (DefaultMinApplySpacing when zero; negative applies each batch at once).
-	MinApplySpacing time.Duration
+	// ApplyShare bounds the share of one core the store transactions take
+	// while changes stream: after a transaction that took d, the next one
+	// starts no sooner than d*(1/ApplyShare-1) after it ended (at most
+	// MaxApplyWait), and applies every whole source transaction that arrived
+	// meanwhile. A change arriving after a quiet spell applies at once.
+	// DefaultApplyShare when zero; 1 or more applies each batch as soon as the
+	// previous one is done.
+	ApplyShare float64
+	// MaxApplyWait caps that wait (DefaultMaxApplyWait when zero).
+	MaxApplyWait time.Duration
 
 	cfg      Config
 	eng      Engine
@@ -162,8 +172,11 @@ func (f *Feed) setDefaults() {
 	if f.MaxBatchChanges <= 0 {
 		f.MaxBatchChanges = DefaultMaxBatchChanges
 	}
-	if f.MinApplySpacing == 0 {
-		f.MinApplySpacing = DefaultMinApplySpacing
+	if f.ApplyShare <= 0 {
+		f.ApplyShare = DefaultApplyShare
+	}
+	if f.MaxApplyWait <= 0 {
+		f.MaxApplyWait = DefaultMaxApplyWait
 	}
 }
 
