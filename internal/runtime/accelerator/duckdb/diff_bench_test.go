@@ -45,10 +45,16 @@ func cpuTime() time.Duration {
 // BenchmarkApplyDiffEvents applies what runtime 2 receives for each order of
 // the recipe: the ranking's row of one product retracted and inserted again
 // with a count one higher, with the watermark, one store transaction per
-// event (events=1) or per batch of events. It reports the CPU per event.
+// event (events=1) or per batch of events, each event its own ApplyDiff or
+// (netted) the batch as the one diff the feed's netting makes of it (the
+// first count retracted, the last inserted). It reports the CPU per event.
 func BenchmarkApplyDiffEvents(b *testing.B) {
-	for _, batch := range []int{1, 16} {
-		b.Run(fmt.Sprintf("events=%d", batch), func(b *testing.B) {
+	for _, c := range []struct {
+		batch  int
+		netted bool
+	}{{1, false}, {16, false}, {16, true}} {
+		batch := c.batch
+		b.Run(fmt.Sprintf("events=%d/netted=%v", batch, c.netted), func(b *testing.B) {
 			ctx := context.Background()
 			mem := memory.NewGoAllocator()
 			db := MustOpen(b, "")
@@ -67,12 +73,17 @@ func BenchmarkApplyDiffEvents(b *testing.B) {
 			cpu := cpuTime()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				diffs := make([]engine.Diff, batch)
-				for j := range diffs {
-					diffs[j] = engine.Diff{Schema: rankingSchema,
+				var diffs []engine.Diff
+				if c.netted {
+					diffs = []engine.Diff{{Schema: rankingSchema,
 						Delete: []arrow.RecordBatch{rankingRows(mem, "a", count)},
-						Insert: []arrow.RecordBatch{rankingRows(mem, "a", count+1)}}
-					count++
+						Insert: []arrow.RecordBatch{rankingRows(mem, "a", count+batch)}}}
+					count += batch
+				}
+				for ; len(diffs) < batch && !c.netted; count++ {
+					diffs = append(diffs, engine.Diff{Schema: rankingSchema,
+						Delete: []arrow.RecordBatch{rankingRows(mem, "a", count)},
+						Insert: []arrow.RecordBatch{rankingRows(mem, "a", count+1)}})
 				}
 				err := db.Update(ctx, func(tx engine.StoreTx) error {
 					for _, d := range diffs {
