@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,9 +18,9 @@ import (
 // NULLs equal, then the rows of ins are inserted by column name.
 //
 // Equal local rows are told apart by rowid: the retracted rows are grouped and
-// counted, joined to the local rows they equal, and the first n local rows of
-// each group (by rowid) go. The join comes before the numbering, so the cost
-// grows with the rows retracted, not with the table.
+// counted, joined to the local rows they equal, and n local rows of each group
+// go. The join comes first, so the cost grows with the rows retracted, not
+// with the table.
 //
 // DuckDB costs a fraction of a millisecond per statement whatever it holds,
 // so the change is one statement at most: the retracted rows go through a
@@ -74,7 +73,7 @@ func (t *Tx) retract(table string, del array.RecordReader, cols []column) error 
 	for i, c := range cols {
 		infos[i], names[i] = c.info, fields[i].Name
 	}
-	query := retractCheckedSQL(table, TableIdent(table), Ident(retractedData), fields)
+	query := retractCheckedSQL(TableIdent(table), Ident(retractedData), fields)
 	err := t.conn.Raw(func(dc any) error {
 		a, err := duckdb.NewQueryAppender(dc.(driver.Conn), query, retractedData, infos, names)
 		if err != nil {
@@ -163,17 +162,9 @@ func (t *Tx) retractStaged(table string, del array.RecordReader) error {
 	}
 	got, _ := res.RowsAffected()
 	if got != want {
-		return retractError(table, want, got)
+		return fmt.Errorf("retract rows of %s: %d rows were retracted but only %d equal rows are held; the local table no longer matches its source: subscribe again for a new snapshot", table, want, got)
 	}
 	return nil
-}
-
-func retractError(table string, want, got int64) error {
-	return fmt.Errorf("retract rows of %s: %s", table, retractMessage(strconv.FormatInt(want, 10), strconv.FormatInt(got, 10)))
-}
-
-func retractMessage(want, got string) string {
-	return want + " rows were retracted but only " + got + " equal rows are held; the local table no longer matches its source: subscribe again for a new snapshot"
 }
 
 // retractSQL deletes, for each distinct row of stage that occurs n times, the
@@ -187,7 +178,7 @@ func retractSQL(target, stage string, fields []arrow.Field) string {
 // and fails (DuckDB's error()) when fewer are held. One aggregate over a join,
 // no window: the statement is planned for every transaction, so its shape is
 // its cost.
-func retractCheckedSQL(table, target, stage string, fields []arrow.Field) string {
+func retractCheckedSQL(target, stage string, fields []arrow.Field) string {
 	cols := make([]string, len(fields))
 	group := make([]string, len(fields), len(fields)+1)
 	match := make([]string, len(fields))
@@ -198,7 +189,7 @@ func retractCheckedSQL(table, target, stage string, fields []arrow.Field) string
 		match[i] = "t." + c + " IS NOT DISTINCT FROM d." + c
 	}
 	group = append(group, "d._spice_n")
-	msg := `'retract rows of ` + strings.ReplaceAll(table, "'", "''") + `: ' || d._spice_n || ' rows were retracted but only ' || count(t.rowid) ||
+	msg := `d._spice_n || ' rows were retracted but only ' || count(t.rowid) ||
 		' equal rows are held; the local table no longer matches its source: subscribe again for a new snapshot'`
 	return `DELETE FROM ` + target + ` WHERE rowid IN (
   SELECT unnest(CASE WHEN count(t.rowid) < d._spice_n THEN [error(` + msg + `)::BIGINT] ELSE list(t.rowid)[1:d._spice_n] END)
