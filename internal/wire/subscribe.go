@@ -30,9 +30,11 @@ import (
 //  2. a KindCommit marker at the same position: the snapshot is complete;
 //  3. then, for each change, zero or more KindDelete batches (rows that left the
 //     result; each removes one equal row, NULLs equal), then zero or more
-//     KindInsert batches (rows that entered), all carrying the change's position,
-//     then a KindCommit marker at that position: apply the deletes and inserts
-//     together, then the result is as of that position;
+//     KindInsert batches (rows that entered), all carrying the change's position;
+//     the last of them says commit (Commit, "commit": true), or a KindCommit
+//     marker at that position follows: apply the deletes and inserts together,
+//     then the result is as of that position (a server sends the flag, saving a
+//     message per change; a client takes both);
 //  4. KindProgress markers in between: nothing changed, the rows hold as of the
 //     marker's position;
 //  5. KindHeartbeat markers when nothing else was sent for a while (the server
@@ -83,22 +85,26 @@ func DecodeSubscribeRequest(cmd []byte) (SubscribeRequest, error) {
 // SubscriptionMeta is the app_metadata of every message of a subscription
 // stream after the schema, as JSON:
 // {"kind":"commit","position":"0/16B3748"} (position omitted on heartbeats, mode
-// only on snapshot batches).
+// only on snapshot batches, commit only on the last batch of a change).
 type SubscriptionMeta struct {
 	Kind     string
 	Position position.LSN
 	Mode     string
+	// Commit ends a change on its last delete or insert batch, in place of a
+	// KindCommit marker.
+	Commit bool
 }
 
 type subscriptionMetaJSON struct {
 	Kind     string `json:"kind"`
 	Position string `json:"position,omitempty"`
 	Mode     string `json:"mode,omitempty"`
+	Commit   bool   `json:"commit,omitempty"`
 }
 
 // Encode returns the app_metadata bytes.
 func (m SubscriptionMeta) Encode() []byte {
-	j := subscriptionMetaJSON{Kind: m.Kind, Mode: m.Mode}
+	j := subscriptionMetaJSON{Kind: m.Kind, Mode: m.Mode, Commit: m.Commit}
 	if m.Kind != KindHeartbeat {
 		j.Position = m.Position.String()
 	}
@@ -113,7 +119,7 @@ func DecodeSubscriptionMeta(b []byte) (SubscriptionMeta, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return SubscriptionMeta{}, fmt.Errorf(`decode subscription message metadata %q: want JSON like {"kind": "commit", "position": "0/16B3748"}: %w`, truncate(b, 200), err)
 	}
-	m := SubscriptionMeta{Kind: j.Kind, Mode: j.Mode}
+	m := SubscriptionMeta{Kind: j.Kind, Mode: j.Mode, Commit: j.Commit}
 	switch j.Kind {
 	case KindHeartbeat:
 		return m, nil

@@ -54,6 +54,7 @@ func TestSubscriptionMeta(t *testing.T) {
 			`{"kind":"snapshot","position":"0/16B3748","mode":"incremental"}`},
 		{wire.SubscriptionMeta{Kind: wire.KindDelete, Position: 100}, `{"kind":"delete","position":"0/64"}`},
 		{wire.SubscriptionMeta{Kind: wire.KindInsert, Position: 100}, `{"kind":"insert","position":"0/64"}`},
+		{wire.SubscriptionMeta{Kind: wire.KindInsert, Position: 100, Commit: true}, `{"kind":"insert","position":"0/64","commit":true}`},
 		{wire.SubscriptionMeta{Kind: wire.KindCommit, Position: 100}, `{"kind":"commit","position":"0/64"}`},
 		{wire.SubscriptionMeta{Kind: wire.KindProgress, Position: 0}, `{"kind":"progress","position":"0/0"}`},
 		{wire.SubscriptionMeta{Kind: wire.KindHeartbeat}, `{"kind":"heartbeat"}`},

@@ -3,6 +3,9 @@
 package duckdb_test
 
 import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -81,5 +84,78 @@ func TestApplyDiffIsAMultisetChange(t *testing.T) {
 			}
 			noTempTables(t, db)
 		})
+	}
+}
+
+// TestApplyDiffRollsBackWithItsTransaction: the appenders write inside the
+// store transaction, so a rolled back diff leaves nothing behind.
+func TestApplyDiffRollsBackWithItsTransaction(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	db := MustOpen(t, "")
+	write(t, db, func(tx *duckdb.Tx) error {
+		_, err := tx.Replace("docs", rowsOf(t, mem, docs, `[{"id": 1, "body": "a", "n": 1}, {"id": 2, "body": "b", "n": 2}]`))
+		return err
+	})
+	tx, err := db.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tx.ApplyDiff("docs", rowsOf(t, mem, docs, `[{"id": 1, "body": "a", "n": 1}]`), rowsOf(t, mem, docs, `[{"id": 3, "body": "c", "n": 3}]`))
+	tx.Rollback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := multiset(t, db), "1:a:1 2:b:2"; got != want {
+		t.Fatalf("rows after the rollback=%q, want %q", got, want)
+	}
+}
+
+// TestApplyDiffKeepsEveryType: rows of each type the appenders take (NULLs
+// too) are retracted by equality and inserted with their values.
+func TestApplyDiffKeepsEveryType(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	schema := fields(
+		arrow.Field{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		arrow.Field{Name: "u", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+		arrow.Field{Name: "f", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
+		arrow.Field{Name: "d", Type: &arrow.Decimal128Type{Precision: 20, Scale: 2}, Nullable: true},
+		arrow.Field{Name: "h", Type: &arrow.Decimal128Type{Precision: 38, Scale: 0}, Nullable: true},
+		arrow.Field{Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+		arrow.Field{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+		arrow.Field{Name: "ns", Type: &arrow.TimestampType{Unit: arrow.Nanosecond}, Nullable: true},
+		arrow.Field{Name: "s", Type: arrow.BinaryTypes.LargeString, Nullable: true},
+		arrow.Field{Name: "bin", Type: arrow.BinaryTypes.Binary, Nullable: true},
+	)
+	const start = `[
+		{"b": true, "u": 7, "f": 1.5, "d": "12345678901234.56", "h": "99999999999999999999999999999999999999", "day": "2024-02-29", "ts": "2024-01-02T03:04:05.123456Z", "ns": "2024-01-02T03:04:05.123456789", "s": "x", "bin": "AQI="},
+		{"b": null, "u": null, "f": null, "d": null, "h": null, "day": null, "ts": null, "ns": null, "s": null, "bin": null}
+	]`
+	const row = `[{"b": true, "u": 7, "f": 1.5, "d": "12345678901234.56", "h": "99999999999999999999999999999999999999", "day": "2024-02-29", "ts": "2024-01-02T03:04:05.123456Z", "ns": "2024-01-02T03:04:05.123456789", "s": "x", "bin": "AQI="}]`
+	const newRow = `[{"b": false, "u": 8, "f": -2.25, "d": "-0.01", "h": "-5", "day": "1970-01-01", "ts": "1999-12-31T23:59:59.999999Z", "ns": "2000-01-01T00:00:00.000000001", "s": "y", "bin": "Aw=="}]`
+	contents := `SELECT string_agg(concat_ws('|', b, u, f, d, h, day, ts AT TIME ZONE 'UTC', ns, s, hex(bin)), ' ' ORDER BY u NULLS FIRST) FROM docs`
+	for _, nulls := range []bool{false, true} {
+		db := MustOpen(t, "")
+		write(t, db, func(tx *duckdb.Tx) error {
+			_, err := tx.Replace("docs", rowsOf(t, mem, schema, start))
+			return err
+		})
+		del := row
+		if nulls {
+			del = `[{}]`
+		}
+		write(t, db, func(tx *duckdb.Tx) error {
+			return tx.ApplyDiff("docs", rowsOf(t, mem, schema, del), rowsOf(t, mem, schema, newRow))
+		})
+		want := "false|8|-2.25|-0.01|-5|1970-01-01|1999-12-31 23:59:59.999999|2000-01-01 00:00:00.000000001|y|03"
+		if nulls {
+			want = "true|7|1.5|12345678901234.56|99999999999999999999999999999999999999|2024-02-29|2024-01-02 03:04:05.123456|2024-01-02 03:04:05.123456789|x|0102 " + want
+		} else {
+			want = " " + want // the row of NULLs renders empty
+		}
+		if got := scalar(t, db, contents); got != want {
+			t.Errorf("retracting %s: rows=%q, want %q", del, got, want)
+		}
 	}
 }

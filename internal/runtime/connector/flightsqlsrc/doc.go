@@ -26,8 +26,10 @@
 // With refresh_mode: changes, the dataset is served by a Feed instead of
 // refreshes (cmd/dataruntime registers it with Engine.AddFeed and gives the
 // engine a nil Source): the feed subscribes (Subscribe, Stream; DoExchange, see
-// package wire), replaces the local table with the snapshot, applies each change
-// with StoreTx.ApplyDiff and each progress marker with Engine.Advance, and
+// package wire), replaces the local table with the snapshot, applies the
+// changes with StoreTx.ApplyDiff (every change queued while the last
+// transaction ran goes into the next one, summed into one diff first: net.go)
+// and progress markers with Engine.Advance, and
 // subscribes again, for a new snapshot, with back-off capped at
 // DefaultFeedMaxBackoff when the stream ends. Against an upstream that answers
 // Unimplemented it falls back to Watch plus whole reads, logging it once.

@@ -31,6 +31,9 @@ const (
 	// DefaultMaxBatchChanges bounds the upstream changes applied in one store
 	// transaction when they arrive faster than they are applied.
 	DefaultMaxBatchChanges = 256
+	// DefaultMaxBatchRows bounds the rows those changes retract and insert
+	// together (a batch stops growing once it holds this many).
+	DefaultMaxBatchRows = 64 << 10
 )
 
 // feedMinBackoff is the first wait after a failure.
@@ -86,6 +89,9 @@ type Feed struct {
 	// MaxBatchChanges bounds the changes applied in one transaction
 	// (DefaultMaxBatchChanges when zero).
 	MaxBatchChanges int
+	// MaxBatchRows bounds the rows of the changes applied in one transaction
+	// (DefaultMaxBatchRows when zero); a single larger change is applied alone.
+	MaxBatchRows int64
 
 	eng     Engine
 	up      Upstream
@@ -119,6 +125,9 @@ func (f *Feed) setDefaults() {
 	}
 	if f.MaxBatchChanges <= 0 {
 		f.MaxBatchChanges = DefaultMaxBatchChanges
+	}
+	if f.MaxBatchRows <= 0 {
+		f.MaxBatchRows = DefaultMaxBatchRows
 	}
 }
 
@@ -210,8 +219,10 @@ func (f *Feed) subscribed(ctx context.Context) error {
 	return f.follow(ctx, st)
 }
 
-// follow reads changes in one goroutine and applies them in this one, several
-// per transaction when they arrive faster than they are applied.
+// follow reads changes in one goroutine and applies them in this one: every
+// change that has arrived while the last transaction ran goes into the next
+// (group commit), so a lone change is applied at once and batches grow with
+// the rate, up to MaxBatchChanges and MaxBatchRows.
 func (f *Feed) follow(ctx context.Context, st *Stream) error {
 	changes := make(chan Change, f.MaxBatchChanges)
 	var readErr error
@@ -243,19 +254,7 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 		wg.Wait()
 	}()
 	for c := range changes {
-		batch := append(make([]Change, 0, 8), c)
-	drain:
-		for len(batch) < f.MaxBatchChanges {
-			select {
-			case c, ok := <-changes:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, c)
-			default:
-				break drain
-			}
-		}
+		batch := f.drain(changes, c)
 		err := f.apply(ctx, st.Schema(), batch)
 		for _, c := range batch {
 			c.Diff.Release()
@@ -268,16 +267,54 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 	return readErr
 }
 
-// apply applies changes in one transaction, at the last one's position; only
-// progress advances the watermark without touching the data.
+// drain returns first and the changes queued behind it, within the batch's
+// bounds.
+func (f *Feed) drain(changes <-chan Change, first Change) []Change {
+	batch := append(make([]Change, 0, 8), first)
+	rows := diffRows(first.Diff)
+	for len(batch) < f.MaxBatchChanges && rows < f.MaxBatchRows {
+		select {
+		case c, ok := <-changes:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, c)
+			rows += diffRows(c.Diff)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+func diffRows(d engine.Diff) int64 {
+	del, ins := d.Rows()
+	return del + ins
+}
+
+// apply applies changes in one transaction, at the last one's position, as
+// one diff (netDiffs) when there are several; only progress advances the
+// watermark without touching the data.
 func (f *Feed) apply(ctx context.Context, schema *arrow.Schema, batch []Change) error {
 	last := batch[len(batch)-1].Position
-	changed := false
+	var diffs []engine.Diff
 	for _, c := range batch {
-		changed = changed || !c.Diff.Empty()
+		if !c.Diff.Empty() {
+			diffs = append(diffs, c.Diff)
+		}
 	}
-	if !changed {
+	if len(diffs) == 0 {
 		return f.eng.Advance(ctx, f.Datasets(), last)
+	}
+	if len(diffs) > 1 && nettable(schema) {
+		net := netDiffs(schema, diffs)
+		defer net.Release()
+		return f.eng.Apply(ctx, f.Datasets(), last, func(tx engine.StoreTx) error {
+			if err := applyChange(tx, f.dataset, schema, net); err != nil {
+				return fmt.Errorf("apply the %d changes from %s to %s: %w", len(diffs), batch[0].Position, last, err)
+			}
+			return nil
+		})
 	}
 	return f.eng.Apply(ctx, f.Datasets(), last, func(tx engine.StoreTx) error {
 		for _, c := range batch {

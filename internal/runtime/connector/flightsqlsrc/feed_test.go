@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
@@ -264,5 +267,66 @@ func TestResubscribeHandshakesAgain(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "refused the credentials") {
 		t.Errorf("the refused token of the old upstream was reported:\n%s", logs)
+	}
+}
+
+// TestDivergedTableResubscribes: a change that retracts a row runtime 2 no
+// longer holds fails the whole transaction it is applied in (with the changes
+// batched with it), and the feed subscribes again for a new snapshot.
+func TestDivergedTableResubscribes(t *testing.T) {
+	a := newUpstream(t)
+	endpoint := "http://" + a.srv.Addr()
+	src := newSource(t, map[string]string{"flightsql_endpoint": endpoint}, "rankings")
+	b, logs := newSubscriber(t, endpoint, src, nil)
+	runtimetest.WaitWatermark(t, b, "rankings", 100)
+
+	// Take the flower's row out of B's table behind the feed's back.
+	st, err := src.Subscribe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := st.Snapshot()
+	var flower arrow.RecordBatch
+	for rd.Next() && flower == nil {
+		rec := rd.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if strings.Contains(rec.Column(0).ValueStr(i), "flower") {
+				flower = rec.NewSlice(int64(i), int64(i)+1)
+				break
+			}
+		}
+	}
+	rd.Release()
+	st.Close()
+	if flower == nil {
+		t.Fatal("the snapshot has no row of the flower")
+	}
+	err = b.Apply(context.Background(), []string{"rankings"}, 100, func(tx engine.StoreTx) error {
+		del, err := array.NewRecordReader(flower.Schema(), []arrow.RecordBatch{flower})
+		if err != nil {
+			return err
+		}
+		defer del.Release()
+		return tx.ApplyDiff("rankings", del, nil)
+	})
+	flower.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Changes of the flower's count, queued as fast as runtime 1 makes them.
+	a.change(t, 200, 0)
+	a.change(t, 300, 10)
+	a.change(t, 400, 20)
+	runtimetest.WaitWatermark(t, b, "rankings", 400)
+	want, _ := query(t, a.engine, rankingsInOrder)
+	if got, _ := query(t, b, rankingsInOrder); !equal(got, want) {
+		t.Errorf("B=%q, want A's %q", got, want)
+	}
+	if got := logs.count("msg=subscribed"); got != 2 {
+		t.Errorf("subscribed %d times, want 2; log:\n%s", got, logs)
+	}
+	if !strings.Contains(logs.String(), "equal rows are held") {
+		t.Errorf("the log does not say which retraction failed:\n%s", logs)
 	}
 }

@@ -157,8 +157,8 @@ func (s *Stream) Complete() bool { return s.done }
 // when done.
 type Change = engine.SubscriptionEvent
 
-// Next reads the next change: every delete and insert batch up to its commit
-// marker, or a progress marker.
+// Next reads the next change: every delete and insert batch up to the one
+// that says commit or a commit marker, or a progress marker.
 func (s *Stream) Next() (Change, error) {
 	if !s.done {
 		return Change{}, errors.New("read the subscription's snapshot before its changes")
@@ -187,6 +187,9 @@ func (s *Stream) Next() (Change, error) {
 				c.Diff.Delete = append(c.Diff.Delete, rec)
 			} else {
 				c.Diff.Insert = append(c.Diff.Insert, rec)
+			}
+			if meta.Commit {
+				return c, nil
 			}
 		default:
 			c.Diff.Release()

@@ -156,27 +156,34 @@ func (o *subscriptionStream) snapshot(snap *engine.Result, pos position.LSN, mod
 	return o.marker(wire.SubscriptionMeta{Kind: wire.KindCommit, Position: pos})
 }
 
-// event sends one engine event: its deletes, its inserts and a commit marker, or
-// a progress marker when it changes nothing.
+// event sends one engine event: its deletes, then its inserts, the last of
+// them saying commit, or a progress marker when it changes nothing.
 func (o *subscriptionStream) event(ev engine.SubscriptionEvent) error {
 	if ev.Diff.Empty() {
 		return o.marker(wire.SubscriptionMeta{Kind: wire.KindProgress, Position: ev.Position})
 	}
-	for _, part := range []struct {
+	type part struct {
 		kind string
-		recs []arrow.RecordBatch
-	}{{wire.KindDelete, ev.Diff.Delete}, {wire.KindInsert, ev.Diff.Insert}} {
-		meta := wire.SubscriptionMeta{Kind: part.kind, Position: ev.Position}.Encode()
-		for _, rec := range part.recs {
-			if rec.NumRows() == 0 {
-				continue
-			}
-			if err := o.write(rec, meta); err != nil {
-				return err
-			}
+		rec  arrow.RecordBatch
+	}
+	var parts []part
+	for _, rec := range ev.Diff.Delete {
+		if rec.NumRows() > 0 {
+			parts = append(parts, part{wire.KindDelete, rec})
 		}
 	}
-	return o.marker(wire.SubscriptionMeta{Kind: wire.KindCommit, Position: ev.Position})
+	for _, rec := range ev.Diff.Insert {
+		if rec.NumRows() > 0 {
+			parts = append(parts, part{wire.KindInsert, rec})
+		}
+	}
+	for i, p := range parts {
+		meta := wire.SubscriptionMeta{Kind: p.kind, Position: ev.Position, Commit: i == len(parts)-1}
+		if err := o.write(p.rec, meta.Encode()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (o *subscriptionStream) marker(m wire.SubscriptionMeta) error {

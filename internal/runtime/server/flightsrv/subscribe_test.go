@@ -99,7 +99,8 @@ func TestSubscribeRefusals(t *testing.T) {
 
 // TestSubscriptionStream reads the protocol as a plain Flight client would: the
 // snapshot with its position and mode, a commit marker, then a change as
-// retractions, insertions and a commit, then heartbeats while idle. Applying
+// retractions and insertions, the last saying commit, then heartbeats while
+// idle. Applying
 // the change to the snapshot gives the view's new rows.
 func TestSubscriptionStream(t *testing.T) {
 	r := newRecipe(t, nil, func(s *flightsrv.Server) { s.HeartbeatInterval = 20 * time.Millisecond })
@@ -133,8 +134,9 @@ func TestSubscriptionStream(t *testing.T) {
 	// of its inputs', and they refresh one after the other): apply them all up
 	// to the change's position.
 	r.changeOrders(t, 200)
-	sawInsert := false
-	for m = next(t, rd); m.meta.Position < 200 || m.meta.Kind != wire.KindCommit && m.meta.Kind != wire.KindProgress; m = next(t, rd) {
+	sawInsert, commits := false, 0
+	for done := false; !done; {
+		m = next(t, rd)
 		switch m.meta.Kind {
 		case wire.KindDelete:
 			if sawInsert {
@@ -151,11 +153,19 @@ func TestSubscriptionStream(t *testing.T) {
 			sawInsert = true
 			held = append(held, m.rows...)
 		case wire.KindCommit:
-			sawInsert = false
+			t.Fatalf("a commit marker at %s: the server ends a change on its last batch", m.meta.Position)
 		case wire.KindProgress, wire.KindHeartbeat:
 		default:
 			t.Fatalf("unexpected %+v after the snapshot", m.meta)
 		}
+		if m.meta.Commit {
+			sawInsert = false
+			commits++
+		}
+		done = m.meta.Position >= 200 && (m.meta.Commit || m.meta.Kind == wire.KindProgress)
+	}
+	if commits == 0 {
+		t.Errorf("no batch of the change said commit")
 	}
 	if slices.Sort(held); !equal(held, sorted(wantChangedRankings)) {
 		t.Errorf("after the change=%q, want %q", held, wantChangedRankings)
