@@ -32,7 +32,7 @@ import (
 func (t *Tx) ApplyDiff(table string, del, ins array.RecordReader) error {
 	delCols, okDel := appendable(del)
 	insCols, okIns := appendable(ins)
-	if !okDel || !okIns || t.db.capturing(strings.ToLower(table)) != "" {
+	if name, _ := t.db.capturing(strings.ToLower(table)); !okDel || !okIns || name != "" {
 		return t.applyDiffStaged(table, del, ins)
 	}
 	t.touch(table)
