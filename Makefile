@@ -75,7 +75,7 @@ SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
 .PHONY: up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
-	wait endpoints down clean logs test fuzz bench bench-quick bench-scale bench-failover bench-heavy chaos chaos-quick scale drop-stale-slots
+	wait endpoints down clean logs test fuzz bench bench-quick bench-scale bench-failover bench-heavy bench-restart chaos chaos-quick scale drop-stale-slots
 
 up: ports secrets build images
 	@echo "==> $(COMPOSE) up -d"
@@ -349,6 +349,23 @@ SCALE_ARGS ?= -c 100 -z 6s --rounds 3 --write-rate 100 --changes-window 10s --fr
 bench-scale:
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench $(BENCH_ENDPOINTS) $(SCALE_ARGS) --scale $(SIZES)
+
+# make bench-restart: issue 21's restarts at scale, per size of RESTART_SIZES (both
+# runtimes stopped while orders are seeded inside Postgres): time from process
+# start to ready and caught up, and peak RSS, of runtime 1 in mode: memory (a new
+# snapshot), runtime 2 (subscribes again) and runtime 1 in mode: file
+# (bench/compose.file-mode.yml: resumes from its file and slot), each stopped and
+# SIGKILLed RESTART_ROUNDS times; the snapshot's rows/s next to Postgres's COPY.
+# Leaves runtime 1 in mode: memory. Table: bench/results/restart-latest.md.
+RESTART_SIZES ?= 1M
+RESTART_ARGS ?= --rounds 3
+bench-restart:
+	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
+	COMPOSE='$(COMPOSE)' $(GO) run ./cmd/bench restart --sizes $(RESTART_SIZES) \
+		--postgres-url "postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?sslmode=disable" \
+		--accelerated-http http://127.0.0.1:$(ACCELERATED_HTTP_PORT) --accelerated-metrics http://127.0.0.1:$(ACCELERATED_METRICS_PORT)/metrics \
+		--materialized-http http://127.0.0.1:$(MATERIALIZED_HTTP_PORT) --materialized-metrics http://127.0.0.1:$(MATERIALIZED_METRICS_PORT)/metrics \
+		$(RESTART_ARGS)
 
 # About a minute, on the data as it is: a smoke run.
 bench-quick:
