@@ -197,7 +197,7 @@ func RestartMarkdown(rep *RestartReport) string {
 	}
 	p("\n")
 	if len(rep.Copies) > 0 {
-		p("COPY, for the snapshot's read speed: `COPY orders TO '/dev/null'` run by Postgres itself (no client, no network):\n\n")
+		p("COPY, for the snapshot's read speed: `COPY orders TO '/dev/null'` run by Postgres itself (no client, no network), median of %d:\n\n", copyRuns)
 		for _, c := range rep.Copies {
 			if c.Err != "" {
 				p("- %s orders: failed: %s\n", count(c.Orders), c.Err)
