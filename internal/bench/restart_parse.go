@@ -18,6 +18,11 @@ type StartLog struct {
 	ResumedFrom  string        // the LSN of "resuming from ..."; empty when it did not resume
 	Restored     int           // datasets "restored dataset from file"
 	Subscribed   bool          // runtime 2: "subscribed"
+	// Reconnects counts "change feed failed; reconnecting" (runtime 1) and
+	// "subscription ended; subscribing again" (runtime 2) lines; FirstError is
+	// the first one's error.
+	Reconnects int
+	FirstError string
 }
 
 // ParseStartLog reads a runtime's log from one start (text or JSON slog lines).
@@ -41,6 +46,11 @@ func ParseStartLog(log string) StartLog {
 			s.Restored++
 		case "subscribed":
 			s.Subscribed = true
+		case "change feed failed; reconnecting", "subscription ended; subscribing again":
+			s.Reconnects++
+			if s.FirstError == "" {
+				s.FirstError = f["err"]
+			}
 		default:
 			if lsn, ok := strings.CutPrefix(f["msg"], "resuming from "); ok {
 				s.ResumedFrom = lsn

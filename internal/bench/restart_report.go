@@ -25,6 +25,10 @@ type RestartSummary struct {
 	PeakRSS        int64
 	// Path says what the start did: a snapshot, a resume, a subscription.
 	Path string
+	// Reconnects are the feed's failures logged while starting, over all runs;
+	// FirstError the first one's error.
+	Reconnects int
+	FirstError string
 	// SnapshotRate is the median rows/s of the snapshots taken; 0 when none.
 	SnapshotRate float64
 	// CopyRate is rows/s of Postgres's COPY of orders at this size; 0 when not timed.
@@ -81,6 +85,10 @@ func summarize(rs []RestartResult) RestartSummary {
 			rates = append(rates, float64(l.SnapshotRows)/l.SnapshotTook.Seconds())
 		}
 		s.Path = startPath(r.Log)
+		s.Reconnects += r.Log.Reconnects
+		if s.FirstError == "" {
+			s.FirstError = r.Log.FirstError
+		}
 	}
 	s.ReadyMedian, s.ReadyMax = medianMax(ready)
 	s.ListenMedian, _ = medianMax(listen)
@@ -154,7 +162,7 @@ func RestartGoals(sums []RestartSummary) []RestartGoal {
 		if g.Got != "" {
 			g.Got += ", "
 		}
-		g.Got += fmt.Sprintf("%s: worst %s of %d", s.Kind, seconds(s.ReadyMax), s.Runs-s.Failed)
+		g.Got += fmt.Sprintf("%s: worst %s s of %d", s.Kind, seconds(s.ReadyMax), s.Runs-s.Failed)
 		if s.Failed > 0 {
 			g.Got += fmt.Sprintf(" (%d failed)", s.Failed)
 		}
@@ -209,11 +217,17 @@ func RestartMarkdown(rep *RestartReport) string {
 			"*vs COPY* is that over COPY's rows/s.\n\n")
 	}
 	if goals := RestartGoals(sums); len(goals) > 0 {
-		p("Goal (issue 21): runtime 1 in mode: file ready within %s of its start at any size, because it resumes.\n\n", seconds(RestartFileGoal))
+		p("Goal (issue 21): runtime 1 in mode: file ready within %s s of its start at any size, because it resumes.\n\n", seconds(RestartFileGoal))
 		for _, g := range goals {
 			p("- %s at %s orders: %s\n", g.Status, count(g.Orders), g.Got)
 		}
 		p("\n")
+	}
+	for _, s := range sums {
+		if s.Reconnects > 0 {
+			p("- %s %s at %s orders: %d reconnects of the feed while starting, first: %s\n",
+				targetTitle(s.Target), s.Kind, count(s.Orders), s.Reconnects, s.FirstError)
+		}
 	}
 	for _, r := range rep.Results {
 		if r.Err != "" {
@@ -293,5 +307,9 @@ func resultLine(r RestartResult) string {
 	if r.Err != "" {
 		return "failed: " + r.Err
 	}
-	return fmt.Sprintf("ready %ss, caught up %ss, peak RSS %s, %s", seconds(r.Ready), seconds(r.CaughtUp), rssText(r.PeakRSS), startPath(r.Log))
+	line := fmt.Sprintf("ready %ss, caught up %ss, peak RSS %s, %s", seconds(r.Ready), seconds(r.CaughtUp), rssText(r.PeakRSS), startPath(r.Log))
+	if r.Log.Reconnects > 0 {
+		line += fmt.Sprintf("; %d reconnects, first: %s", r.Log.Reconnects, r.Log.FirstError)
+	}
+	return line
 }

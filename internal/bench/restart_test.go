@@ -39,9 +39,9 @@ time=2026-12-03T12:17:41.000Z level=INFO msg="resuming from 0/E28AF88" slot=s sl
 		{
 			name: "a failed snapshot, then one that worked: the last counts",
 			log: `time=2026-12-03T12:17:41Z level=INFO msg="snapshot taken" rows=10 took=1s
-time=2026-12-03T12:17:42Z level=WARN msg="change feed failed; reconnecting" error="a \"quoted\" error" in=500ms
+time=2026-12-03T12:17:42Z level=WARN msg="change feed failed; reconnecting" slot=s in=500ms err="slot \"s\" is active"
 time=2026-12-03T12:17:43Z level=INFO msg="snapshot taken" rows=20 took=2s`,
-			want: bench.StartLog{SnapshotRows: 20, SnapshotTook: 2 * time.Second},
+			want: bench.StartLog{SnapshotRows: 20, SnapshotTook: 2 * time.Second, Reconnects: 1, FirstError: `slot "s" is active`},
 		},
 		{name: "nothing known", log: "garbage\nkey=\"unterminated\n{not json", want: bench.StartLog{}},
 	}
@@ -162,7 +162,7 @@ func TestRestartMarkdown(t *testing.T) {
 		"| 1,000,000 | 1, mode: memory | kill | 1 | 3.00 (3.00) |",
 		"| 500,000 | 0.50x |",
 		"1,000,000 orders in 1s: 1,000,000 rows/s",
-		"- MISS at 1,000,000 orders: kill: worst 6.00 of 1",
+		"- MISS at 1,000,000 orders: kill: worst 6.00 s of 1",
 		"n/a, 1 not in time",
 		"failed: 2 (materialized) stop #0 at 1,000,000 orders: no process",
 	} {
