@@ -37,9 +37,6 @@ const (
 	DefaultRestartWriteRate = 50.0
 )
 
-// copyRuns is how many times COPY is timed per size; the median is kept.
-const copyRuns = 3
-
 // logGrace is the wait, once caught up, before a start's log is read.
 const logGrace = 500 * time.Millisecond
 
@@ -114,19 +111,23 @@ type RestartResult struct {
 	Listening time.Duration `json:"listening_ns"`
 	// CaughtUp is from the process's start to the runtime's watermark covering
 	// Postgres's position right after the start; zero when it did not in time.
-	CaughtUp  time.Duration `json:"caught_up_ns"`
+	CaughtUp time.Duration `json:"caught_up_ns"`
+	// CopyTook is Postgres's COPY of orders to /dev/null timed just before a
+	// restart that takes a snapshot (0: none), so that the snapshot's read speed
+	// is compared with COPY under the same load of the machine.
+	CopyTook  time.Duration `json:"copy_took_ns"`
 	PeakRSS   int64         `json:"peak_rss_bytes"`
 	RSSSource string        `json:"rss_source"`
 	Log       StartLog      `json:"log"`
 	Err       string        `json:"error,omitempty"`
 }
 
-// CopyTiming is Postgres's own COPY of the orders table to /dev/null: the read
-// speed a snapshot is compared with.
+// CopyTiming is Postgres's own COPY of the orders table to /dev/null at one
+// size: the read speed a snapshot is compared with.
 type CopyTiming struct {
 	Orders int64         `json:"orders"`
-	Took   time.Duration `json:"took_ns"`
-	Err    string        `json:"error,omitempty"`
+	Took   time.Duration `json:"took_ns"` // the median of Runs; 0 when none was timed
+	Runs   int           `json:"runs"`
 }
 
 // RestartReport is a restart benchmark run.
@@ -213,9 +214,9 @@ func (r *RestartRunner) runSize(ctx context.Context, size int64) error {
 	if err != nil {
 		return err
 	}
-	r.rep.Copies = append(r.rep.Copies, r.timeCopy(ctx, orders))
 	stopWrites := r.startWrites(ctx)
 	defer stopWrites()
+	defer func() { r.rep.Copies = append(r.rep.Copies, sizeCopy(r.rep.Results, orders)) }()
 	for _, target := range r.cfg.Targets {
 		if target == RestartFile {
 			if err := r.cfg.Stack.UseMode(ctx, RestartFile); err != nil {
@@ -295,6 +296,13 @@ func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind 
 		r.printf("restart %-12s %-5s #%d at %s orders: %s\n", target, kind, round, count(orders), resultLine(res))
 	}()
 	service := serviceOf(target)
+	if target == RestartMemory {
+		if took, err := r.timeCopy(ctx); err == nil {
+			res.CopyTook = took
+		} else {
+			r.printf("warning: COPY orders: %v\n", err)
+		}
+	}
 	if do != nil {
 		if err := do(ctx); err != nil {
 			res.Err = err.Error()
@@ -413,21 +421,25 @@ func (r *RestartRunner) peakRSS(pid int) int64 {
 }
 
 // timeCopy times Postgres's COPY of orders to /dev/null (server side: no client,
-// no network), the upper bound of a snapshot's read speed: copyRuns times, the
-// median kept, as the machine may be busy with other work.
-func (r *RestartRunner) timeCopy(ctx context.Context, orders int64) CopyTiming {
-	t := CopyTiming{Orders: orders}
-	var took []time.Duration
-	for range copyRuns {
-		start := time.Now()
-		if err := r.cfg.DB.Exec(ctx, "COPY orders TO '/dev/null'"); err != nil {
-			t.Err = err.Error()
-			return t
-		}
-		took = append(took, time.Since(start))
+// no network), the upper bound of a snapshot's read speed.
+func (r *RestartRunner) timeCopy(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	if err := r.cfg.DB.Exec(ctx, "COPY orders TO '/dev/null'"); err != nil {
+		return 0, err
 	}
+	return time.Since(start), nil
+}
+
+// sizeCopy is the median COPY of the restarts at one size.
+func sizeCopy(results []RestartResult, orders int64) CopyTiming {
+	var took []time.Duration
+	for _, r := range results {
+		if r.Orders == orders && r.CopyTook > 0 {
+			took = append(took, r.CopyTook)
+		}
+	}
+	t := CopyTiming{Orders: orders, Runs: len(took)}
 	t.Took, _ = medianMax(took)
-	r.printf("copy: COPY orders TO '/dev/null' of %s orders took %s (median of %v)\n", count(orders), t.Took.Round(time.Millisecond), took)
 	return t
 }
 

@@ -110,6 +110,9 @@ func TestSummarizeRestarts(t *testing.T) {
 	if mem.SnapshotRate != 500_000 || mem.CopyRate != 1_000_000 {
 		t.Fatalf("snapshot rate %v, copy rate %v; want the median 500000 and 1000000", mem.SnapshotRate, mem.CopyRate)
 	}
+	if mem.VsCopy != 0.5 {
+		t.Fatalf("vs COPY = %v, want the median rate over the size's COPY rate, 0.5, as no run has its own COPY", mem.VsCopy)
+	}
 	if f := got[1]; f.SnapshotRate != 0 || !strings.Contains(f.Path, "resumed from 0/1") {
 		t.Fatalf("file summary = %+v, want no snapshot rate and a resumed path", f)
 	}
@@ -149,7 +152,7 @@ func TestRestartGoals(t *testing.T) {
 func TestRestartMarkdown(t *testing.T) {
 	rep := &bench.RestartReport{
 		Started: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC), Rounds: 1, WriteRate: 50,
-		Copies: []bench.CopyTiming{{Orders: 1_000_000, Took: time.Second}},
+		Copies: []bench.CopyTiming{{Orders: 1_000_000, Took: time.Second, Runs: 1}},
 		Results: []bench.RestartResult{
 			restartResult(bench.RestartMemory, bench.RestartKill, 3*time.Second, 3*time.Second, 100<<20,
 				bench.StartLog{SnapshotRows: 1_000_000, SnapshotTook: 2 * time.Second}),
@@ -161,7 +164,7 @@ func TestRestartMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"| 1,000,000 | 1, mode: memory | kill | 1 | 3.00 (3.00) |",
 		"| 500,000 | 0.50x |",
-		"1,000,000 orders in 1s: 1,000,000 rows/s",
+		"1,000,000 orders in 1s: 1,000,000 rows/s (median of 1)",
 		"- MISS at 1,000,000 orders: kill: worst 6.00 s of 1",
 		"n/a, 1 not in time",
 		"failed: 2 (materialized) stop #0 at 1,000,000 orders: no process",
@@ -169,5 +172,21 @@ func TestRestartMarkdown(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+func TestSummarizeRestarts_CopyPerRun(t *testing.T) {
+	run := func(snapshot, copyTook time.Duration) bench.RestartResult {
+		r := restartResult(bench.RestartMemory, bench.RestartKill, time.Second, time.Second, 1,
+			bench.StartLog{SnapshotRows: 1_000_000, SnapshotTook: snapshot})
+		r.CopyTook = copyTook
+		return r
+	}
+	// Each snapshot as fast as the COPY before it, on a machine whose speed varies:
+	// the ratio is 1 whatever the size's median COPY says.
+	results := []bench.RestartResult{run(time.Second, time.Second), run(4*time.Second, 4*time.Second), run(2*time.Second, 2*time.Second)}
+	got := bench.SummarizeRestarts(results, []bench.CopyTiming{{Orders: 1_000_000, Took: 10 * time.Second, Runs: 3}})
+	if len(got) != 1 || got[0].VsCopy != 1 {
+		t.Fatalf("summaries %+v, want one with vs COPY 1", got)
 	}
 }
