@@ -106,6 +106,9 @@ type RestartResult struct {
 	Round  int    `json:"round"`
 	// Ready is from the process's start to its /v1/ready answering 200.
 	Ready time.Duration `json:"ready_ns"`
+	// FirstLog is from the process's start to its first log line (the binary
+	// loaded, Go running), zero when the log did not say.
+	FirstLog time.Duration `json:"first_log_ns"`
 	// Listening is from the process's start to "runtime started" (servers up),
 	// zero when the log did not say.
 	Listening time.Duration `json:"listening_ns"`
@@ -352,6 +355,9 @@ func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind 
 	}
 	if logs, err := r.cfg.Stack.Logs(ctx, service, started.Add(-time.Second)); err == nil {
 		res.Log = ParseStartLog(logs)
+		if !res.Log.FirstLine.IsZero() {
+			res.FirstLog = res.Log.FirstLine.Sub(started)
+		}
 		if !res.Log.Started.IsZero() {
 			res.Listening = res.Log.Started.Sub(started)
 		}

@@ -12,6 +12,7 @@ import (
 // up, and whether it took a snapshot (how many rows, how long), resumed from a
 // stored position, or subscribed to its upstream.
 type StartLog struct {
+	FirstLine    time.Time     // the first line's time: the process is running Go code
 	Started      time.Time     // "runtime started"; zero when not seen
 	SnapshotRows int64         // rows of "snapshot taken"; 0 when none was taken
 	SnapshotTook time.Duration // its "took"
@@ -34,6 +35,11 @@ func ParseStartLog(log string) StartLog {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		f := logFields(sc.Text())
+		if s.FirstLine.IsZero() {
+			if t, err := time.Parse(time.RFC3339Nano, f["time"]); err == nil {
+				s.FirstLine = t
+			}
+		}
 		switch f["msg"] {
 		case "runtime started":
 			if t, err := time.Parse(time.RFC3339Nano, f["time"]); err == nil {

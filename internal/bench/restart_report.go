@@ -18,6 +18,7 @@ type RestartSummary struct {
 	Runs, Failed   int
 	ReadyMedian    time.Duration
 	ReadyMax       time.Duration
+	FirstLogMedian time.Duration // 0 when no log said
 	ListenMedian   time.Duration // 0 when no log said
 	CaughtUpMedian time.Duration // 0 when none caught up
 	CaughtUpMax    time.Duration
@@ -70,7 +71,7 @@ func SummarizeRestarts(results []RestartResult, copies []CopyTiming) []RestartSu
 
 func summarize(rs []RestartResult) RestartSummary {
 	var s RestartSummary
-	var ready, listen, caught []time.Duration
+	var ready, first, listen, caught []time.Duration
 	var rates, ratios []float64
 	for _, r := range rs {
 		s.Runs++
@@ -79,6 +80,9 @@ func summarize(rs []RestartResult) RestartSummary {
 			continue
 		}
 		ready = append(ready, r.Ready)
+		if r.FirstLog > 0 {
+			first = append(first, r.FirstLog)
+		}
 		if r.Listening > 0 {
 			listen = append(listen, r.Listening)
 		}
@@ -102,6 +106,7 @@ func summarize(rs []RestartResult) RestartSummary {
 		}
 	}
 	s.ReadyMedian, s.ReadyMax = medianMax(ready)
+	s.FirstLogMedian, _ = medianMax(first)
 	s.ListenMedian, _ = medianMax(listen)
 	s.CaughtUpMedian, s.CaughtUpMax = medianMax(caught)
 	s.SnapshotRate, s.VsCopy = medianOf(rates), medianOf(ratios)
@@ -210,15 +215,16 @@ func RestartMarkdown(rep *RestartReport) string {
 	p("Each runtime restarted %d times per kind, %s. *stop*: SIGTERM (drain, clean shutdown), then start; "+
 		"*kill*: SIGKILL, then start; *first*: runtime 1 re-created in mode: file over a stale or empty file (a snapshot into the file). "+
 		"Times are from the process's start (docker's StartedAt): **ready** until GET /v1/ready answers 200, "+
-		"*listening* until the log says \"runtime started\", **caught up** until the runtime's watermark "+
+		"*first log* until its first log line (binary loaded, Go running), *listening* until the log says \"runtime started\" "+
+		"(store open, servers listening), **caught up** until the runtime's watermark "+
 		"(orders for runtime 1, rankings for runtime 2) covers Postgres's pg_current_wal_lsn() read just after the start. "+
 		"Median (worst). Peak RSS is the process's VmHWM, the worst of the runs.\n\n", rep.Rounds, writes)
 	sums := SummarizeRestarts(rep.Results, rep.Copies)
-	p("| orders | runtime | restart | runs | ready s | listening s | caught up s | peak RSS | start | snapshot rows/s | vs COPY |\n")
-	p("|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n")
+	p("| orders | runtime | restart | runs | ready s | first log s | listening s | caught up s | peak RSS | start | snapshot rows/s | vs COPY |\n")
+	p("|---:|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n")
 	for _, s := range sums {
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", count(s.Orders), targetTitle(s.Target), s.Kind,
-			runsText(s), pairText(s.ReadyMedian, s.ReadyMax), seconds(s.ListenMedian), caughtText(s),
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", count(s.Orders), targetTitle(s.Target), s.Kind,
+			runsText(s), pairText(s.ReadyMedian, s.ReadyMax), seconds(s.FirstLogMedian), seconds(s.ListenMedian), caughtText(s),
 			rssText(s.PeakRSS), s.Path, rateText(s.SnapshotRate), ratioText(s.VsCopy))
 	}
 	p("\n")

@@ -10,6 +10,7 @@ import (
 
 func TestParseStartLog(t *testing.T) {
 	started := time.Date(2026, 12, 3, 12, 17, 40, 898_000_000, time.UTC)
+	at := func(ms int) time.Time { return time.Date(2026, 12, 3, 12, 17, 40, ms*1_000_000, time.UTC) }
 	tests := []struct {
 		name string
 		log  string
@@ -20,7 +21,7 @@ func TestParseStartLog(t *testing.T) {
 			log: `time=2026-12-03T12:17:40.468Z level=INFO msg="memory budget" limit=2147483648 from="cgroup /sys/fs/cgroup/memory/memory.limit_in_bytes"
 time=2026-12-03T12:17:40.898Z level=INFO msg="runtime started" spicepod=sample datasets=2 views=1 http=[::]:8090
 time=2026-12-03T12:17:43.673Z level=INFO msg="snapshot taken" slot=spice_sample slot=spice_sample lsn=0/E284690 rows=1000006 took=2.501s`,
-			want: bench.StartLog{Started: started, SnapshotRows: 1000006, SnapshotTook: 2501 * time.Millisecond},
+			want: bench.StartLog{FirstLine: at(468), Started: started, SnapshotRows: 1000006, SnapshotTook: 2501 * time.Millisecond},
 		},
 		{
 			name: "file mode: restored and resumed",
@@ -28,20 +29,20 @@ time=2026-12-03T12:17:43.673Z level=INFO msg="snapshot taken" slot=spice_sample 
 time=2026-12-03T12:17:40.700Z level=INFO msg="restored dataset from file" dataset=orders lsn=0/E28AF88
 time=2026-12-03T12:17:40.898Z level=INFO msg="runtime started" spicepod=sample datasets=2 views=1
 time=2026-12-03T12:17:41.000Z level=INFO msg="resuming from 0/E28AF88" slot=s slot=s lsn=0/E28AF88`,
-			want: bench.StartLog{Started: started, ResumedFrom: "0/E28AF88", Restored: 2},
+			want: bench.StartLog{FirstLine: at(700), Started: started, ResumedFrom: "0/E28AF88", Restored: 2},
 		},
 		{
 			name: "runtime 2: subscribed, JSON lines",
 			log: `{"time":"2026-12-03T12:17:40.898Z","level":"INFO","msg":"runtime started","datasets":1}
 {"time":"2026-12-03T12:17:41.1Z","level":"INFO","msg":"subscribed","dataset":"rankings"}`,
-			want: bench.StartLog{Started: started, Subscribed: true},
+			want: bench.StartLog{FirstLine: started, Started: started, Subscribed: true},
 		},
 		{
 			name: "a failed snapshot, then one that worked: the last counts",
 			log: `time=2026-12-03T12:17:41Z level=INFO msg="snapshot taken" rows=10 took=1s
 time=2026-12-03T12:17:42Z level=WARN msg="change feed failed; reconnecting" slot=s in=500ms err="slot \"s\" is active"
 time=2026-12-03T12:17:43Z level=INFO msg="snapshot taken" rows=20 took=2s`,
-			want: bench.StartLog{SnapshotRows: 20, SnapshotTook: 2 * time.Second, Reconnects: 1, FirstError: `slot "s" is active`},
+			want: bench.StartLog{FirstLine: time.Date(2026, 12, 3, 12, 17, 41, 0, time.UTC), SnapshotRows: 20, SnapshotTook: 2 * time.Second, Reconnects: 1, FirstError: `slot "s" is active`},
 		},
 		{name: "nothing known", log: "garbage\nkey=\"unterminated\n{not json", want: bench.StartLog{}},
 	}
@@ -162,7 +163,7 @@ func TestRestartMarkdown(t *testing.T) {
 	}
 	md := bench.RestartMarkdown(rep)
 	for _, want := range []string{
-		"| 1,000,000 | 1, mode: memory | kill | 1 | 3.00 (3.00) |",
+		"| 1,000,000 | 1, mode: memory | kill | 1 | 3.00 (3.00) | n/a |",
 		"| 500,000 | 0.50x |",
 		"1,000,000 orders in 1s: 1,000,000 rows/s (median of 1)",
 		"- MISS at 1,000,000 orders: kill: worst 6.00 s of 1",
