@@ -73,7 +73,7 @@ SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
 .PHONY: help version up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
-	wait endpoints down clean logs test screenshot fuzz bench bench-quick bench-scale bench-failover bench-heavy bench-writes chaos chaos-quick scale drop-stale-slots
+	wait endpoints down clean logs test screenshot fuzz bench bench-quick bench-scale bench-failover bench-heavy bench-writes bench-restart chaos chaos-quick scale drop-stale-slots
 
 # help lists every target with the text after the `##` on its rule line.
 help: ## list the targets
@@ -364,7 +364,7 @@ bench-scale: ## freshness, CPU per change and per read at each size of SIZES
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench $(BENCH_ENDPOINTS) $(SCALE_ARGS) --scale $(SIZES)
 
-# make bench-writes: the write benchmark of issue 19 (about 10 minutes). Open-loop
+# make bench-writes: the write benchmark (about 10 minutes). Open-loop
 # POST /orders at each rate, 30 s per step, first with the runtimes paused (the
 # command side alone: api + Postgres), then the whole chain, interleaved per rate;
 # then up to 3 more steps per configuration narrow its sustained rate. Reports
@@ -376,6 +376,23 @@ WRITES_ARGS ?= --rates 100,250,500,1000,2000 --step 30s
 bench-writes: ## the write benchmark: the rate the command side alone and the whole chain sustain
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench writes $(BENCH_ENDPOINTS) $(WRITES_ARGS)
+
+# make bench-restart: restarts at scale, per size of RESTART_SIZES (both
+# runtimes stopped while orders are seeded inside Postgres): time from process
+# start to ready and caught up, and peak RSS, of runtime 1 in mode: memory (a new
+# snapshot), runtime 2 (subscribes again) and runtime 1 in mode: file
+# (bench/compose.file-mode.yml: resumes from its file and slot), each stopped and
+# SIGKILLed RESTART_ROUNDS times; the snapshot's rows/s next to Postgres's COPY.
+# Leaves runtime 1 in mode: memory. Table: bench/results/restart-latest.md.
+RESTART_SIZES ?= 1M
+RESTART_ARGS ?= --rounds 3
+bench-restart: ## restarts at scale: time to ready and caught up, peak RSS, per mode
+	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
+	COMPOSE='$(COMPOSE)' $(GO) run ./cmd/bench restart --sizes $(RESTART_SIZES) \
+		--postgres-url "postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?sslmode=disable" \
+		--accelerated-http http://127.0.0.1:$(ACCELERATED_HTTP_PORT) --accelerated-metrics http://127.0.0.1:$(ACCELERATED_METRICS_PORT)/metrics \
+		--materialized-http http://127.0.0.1:$(MATERIALIZED_HTTP_PORT) --materialized-metrics http://127.0.0.1:$(MATERIALIZED_METRICS_PORT)/metrics \
+		$(RESTART_ARGS)
 
 # About a minute, on the data as it is: a smoke run.
 bench-quick: ## a benchmark smoke run of about a minute, on the data as it is

@@ -38,6 +38,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer stop()
 		return writes(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "restart" {
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return restart(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "heavy" {
 		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()

@@ -1,0 +1,503 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// What the restart benchmark restarts: runtime 1 in each acceleration mode, and
+// runtime 2.
+const (
+	RestartMemory       = "memory"       // runtime 1, mode: memory: a new snapshot on every start
+	RestartFile         = "file"         // runtime 1, mode: file: resumes from the file and the slot
+	RestartMaterialized = "materialized" // runtime 2: subscribes again (snapshot of the view, then changes)
+)
+
+// How a runtime is restarted.
+const (
+	RestartStop  = "stop"  // SIGTERM (it drains and shuts down cleanly), then start
+	RestartKill  = "kill"  // SIGKILL, then start: a crash
+	RestartFirst = "first" // mode: file only: the container created anew on an empty or stale file
+)
+
+// Defaults of RestartConfig.
+const (
+	DefaultRestartRounds         = 3
+	DefaultReadyTimeout          = 10 * time.Minute
+	DefaultRestartCatchUpTimeout = 2 * time.Minute
+	DefaultRestartPoll           = 25 * time.Millisecond
+	DefaultRestartWriteRate      = 50.0
+)
+
+// logGrace is the wait, once caught up, before a start's log is read.
+const logGrace = 500 * time.Millisecond
+
+// Compose services the restart benchmark drives.
+const (
+	serviceAccelerated  = "accelerated"
+	serviceMaterialized = "materialized"
+)
+
+// RestartStack is the compose stack as the restart benchmark drives it.
+type RestartStack interface {
+	// Stop stops a service's container: SIGTERM and its grace period, or SIGKILL
+	// when crash; it returns once the container is no longer running.
+	Stop(ctx context.Context, service string, crash bool) error
+	// Start starts a stopped service's container.
+	Start(ctx context.Context, service string) error
+	// Process is the host pid of a service's main process and when it started.
+	Process(ctx context.Context, service string) (pid int, started time.Time, err error)
+	// Logs is a service's log since a time.
+	Logs(ctx context.Context, service string, since time.Time) (string, error)
+	// UseMode re-creates the accelerated service with the compose files of mode
+	// (RestartMemory or RestartFile), unless it runs with them already.
+	UseMode(ctx context.Context, mode string) error
+}
+
+// RuntimeURLs are where the benchmark reads one runtime.
+type RuntimeURLs struct {
+	HTTP    string // base URL of the Spice HTTP API (GET /v1/ready needs no key)
+	Metrics string // its Prometheus /metrics URL
+}
+
+// RestartConfig configures a restart benchmark run.
+type RestartConfig struct {
+	Sizes   []int64  // orders to seed to, ascending; none: the data as it is
+	Targets []string // RestartMemory, RestartFile, RestartMaterialized, in this order
+	Kinds   []string // RestartStop, RestartKill
+	Rounds  int      // restarts of each target and kind; DefaultRestartRounds when zero
+	// WriteRate is orders per second written into Postgres (in their own
+	// connection, Writes) while the runtimes restart, so a resume has changes to
+	// catch up on; none when zero or Writes is nil.
+	WriteRate    float64
+	ReadyTimeout time.Duration // DefaultReadyTimeout when zero
+	// CatchUpTimeout bounds the wait, once ready, for the watermark to cover
+	// Postgres's position at the start; DefaultRestartCatchUpTimeout when zero.
+	CatchUpTimeout time.Duration
+	Poll           time.Duration // DefaultRestartPoll when zero
+	SeedChunk      int           // DefaultSeedChunk when zero
+
+	Accelerated, Materialized RuntimeURLs
+
+	DB     DB // seeds, counts, times COPY, reads pg_current_wal_lsn()
+	Writes DB // a second connection for the writes during restarts; none when nil
+	Stack  RestartStack
+	// ProcDir is where the runtimes' processes are seen ("/proc"): peak RSS is
+	// their VmHWM. When unreadable (not on the Docker host), the highest
+	// process_resident_memory_bytes sampled while starting is reported instead.
+	ProcDir string
+	Command string    // the command line, for the report
+	Out     io.Writer // progress; none when nil
+}
+
+// RestartResult is one restart.
+type RestartResult struct {
+	Orders int64  `json:"orders"`
+	Target string `json:"target"`
+	Kind   string `json:"kind"`
+	Round  int    `json:"round"`
+	// Ready is from the process's start to its /v1/ready answering 200.
+	Ready time.Duration `json:"ready_ns"`
+	// FirstLog is from the process's start to its first log line (the binary
+	// loaded, Go running), zero when the log did not say.
+	FirstLog time.Duration `json:"first_log_ns"`
+	// Listening is from the process's start to "runtime started" (servers up),
+	// zero when the log did not say.
+	Listening time.Duration `json:"listening_ns"`
+	// CaughtUp is from the process's start to the runtime's watermark covering
+	// Postgres's position right after the start; zero when it did not in time.
+	CaughtUp time.Duration `json:"caught_up_ns"`
+	// CopyTook is Postgres's COPY of orders to /dev/null timed just before a
+	// restart that takes a snapshot (0: none), so that the snapshot's read speed
+	// is compared with COPY under the same load of the machine.
+	CopyTook  time.Duration `json:"copy_took_ns"`
+	PeakRSS   int64         `json:"peak_rss_bytes"`
+	RSSSource string        `json:"rss_source"`
+	Log       StartLog      `json:"log"`
+	Err       string        `json:"error,omitempty"`
+}
+
+// CopyTiming is Postgres's own COPY of the orders table to /dev/null at one
+// size: the read speed a snapshot is compared with.
+type CopyTiming struct {
+	Orders int64         `json:"orders"`
+	Took   time.Duration `json:"took_ns"` // the median of Runs; 0 when none was timed
+	Runs   int           `json:"runs"`
+}
+
+// RestartReport is a restart benchmark run.
+type RestartReport struct {
+	Started   time.Time       `json:"started"`
+	Command   string          `json:"command"`
+	Machine   Machine         `json:"machine"`
+	Rounds    int             `json:"rounds"`
+	WriteRate float64         `json:"write_rate"`
+	Copies    []CopyTiming    `json:"copies"`
+	Results   []RestartResult `json:"results"`
+	Notes     []string        `json:"notes"`
+}
+
+// RestartRunner runs the restart benchmark.
+type RestartRunner struct {
+	cfg    RestartConfig
+	client *http.Client
+	rep    *RestartReport
+}
+
+// NewRestartRunner returns a runner for cfg with its defaults filled in.
+func NewRestartRunner(cfg RestartConfig) *RestartRunner {
+	if cfg.Rounds <= 0 {
+		cfg.Rounds = DefaultRestartRounds
+	}
+	if cfg.ReadyTimeout <= 0 {
+		cfg.ReadyTimeout = DefaultReadyTimeout
+	}
+	if cfg.CatchUpTimeout <= 0 {
+		cfg.CatchUpTimeout = DefaultRestartCatchUpTimeout
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultRestartPoll
+	}
+	if cfg.ProcDir == "" {
+		cfg.ProcDir = "/proc"
+	}
+	return &RestartRunner{cfg: cfg, client: &http.Client{Timeout: 2 * time.Second}}
+}
+
+// Run measures every size, target and kind; it fails when the stack cannot be
+// driven or seeded, never because a restart was slow. It leaves runtime 1 in
+// mode: memory, as docker-compose.yml runs it.
+func (r *RestartRunner) Run(ctx context.Context) (*RestartReport, error) {
+	c := r.cfg
+	r.rep = &RestartReport{Started: time.Now(), Command: c.Command, Rounds: c.Rounds,
+		Machine: DescribeMachine(ctx, "docker")}
+	if c.Writes != nil {
+		r.rep.WriteRate = c.WriteRate
+	}
+	if err := r.useMode(ctx, RestartMemory); err != nil {
+		return r.rep, err
+	}
+	sizes := c.Sizes
+	if len(sizes) == 0 {
+		sizes = []int64{0}
+	}
+	for _, size := range sizes {
+		if err := r.runSize(ctx, size); err != nil {
+			return r.rep, err
+		}
+	}
+	if slices.Contains(c.Targets, RestartFile) {
+		if err := r.useMode(ctx, RestartMemory); err != nil {
+			return r.rep, err
+		}
+	}
+	if la := loadAverage(); la != "" {
+		r.rep.Notes = append(r.rep.Notes, "host load average (1, 5, 15 min) at the end: "+la)
+	}
+	return r.rep, nil
+}
+
+// runSize seeds with both runtimes stopped (runtime 1 in mode: memory keeps no
+// slot, so Postgres alone does the work), times COPY, and restarts each target.
+func (r *RestartRunner) runSize(ctx context.Context, size int64) error {
+	if size > 0 {
+		if err := r.seed(ctx, size); err != nil {
+			return err
+		}
+	}
+	orders, err := NewSeeder(r.cfg.DB).Count(ctx)
+	if err != nil {
+		return err
+	}
+	stopWrites := r.startWrites(ctx)
+	defer stopWrites()
+	defer func() { r.rep.Copies = append(r.rep.Copies, sizeCopy(r.rep.Results, orders)) }()
+	for _, target := range r.cfg.Targets {
+		if target == RestartFile {
+			if err := r.cfg.Stack.UseMode(ctx, RestartFile); err != nil {
+				return err
+			}
+			r.measure(ctx, orders, target, RestartFirst, 1, nil)
+		}
+		for _, kind := range r.cfg.Kinds {
+			for round := 1; round <= r.cfg.Rounds; round++ {
+				r.measure(ctx, orders, target, kind, round, func(ctx context.Context) error {
+					return r.restart(ctx, serviceOf(target), kind == RestartKill)
+				})
+			}
+		}
+		if target == RestartFile {
+			if err := r.useMode(ctx, RestartMemory); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *RestartRunner) seed(ctx context.Context, size int64) error {
+	seeder := NewSeeder(r.cfg.DB)
+	seeder.Chunk, seeder.Out = r.cfg.SeedChunk, r.cfg.Out
+	have, err := seeder.Count(ctx)
+	if err != nil || have >= size {
+		return err
+	}
+	r.printf("seed: runtimes stopped while orders grow to %s\n", count(size))
+	for _, s := range []string{serviceMaterialized, serviceAccelerated} {
+		if err := r.cfg.Stack.Stop(ctx, s, false); err != nil {
+			return err
+		}
+	}
+	if _, err := seeder.SeedTo(ctx, size); err != nil {
+		return err
+	}
+	for _, s := range []string{serviceAccelerated, serviceMaterialized} {
+		if err := r.cfg.Stack.Start(ctx, s); err != nil {
+			return err
+		}
+		if _, err := r.waitReady(ctx, r.urls(s), time.Now(), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// useMode switches runtime 1 to mode and waits until both runtimes are ready.
+func (r *RestartRunner) useMode(ctx context.Context, mode string) error {
+	if err := r.cfg.Stack.UseMode(ctx, mode); err != nil {
+		return err
+	}
+	for _, s := range []string{serviceAccelerated, serviceMaterialized} {
+		if _, err := r.waitReady(ctx, r.urls(s), time.Now(), nil); err != nil {
+			return fmt.Errorf("after switching runtime 1 to mode %s: %w", mode, err)
+		}
+	}
+	return nil
+}
+
+func (r *RestartRunner) restart(ctx context.Context, service string, crash bool) error {
+	if err := r.cfg.Stack.Stop(ctx, service, crash); err != nil {
+		return err
+	}
+	return r.cfg.Stack.Start(ctx, service)
+}
+
+// measure restarts a target (with do; nil when the stack already started it) and
+// records how long it took to be ready and caught up, and its peak memory.
+func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind string, round int, do func(context.Context) error) {
+	res := RestartResult{Orders: orders, Target: target, Kind: kind, Round: round}
+	defer func() {
+		r.rep.Results = append(r.rep.Results, res)
+		r.printf("restart %-12s %-5s #%d at %s orders: %s\n", target, kind, round, count(orders), resultLine(res))
+	}()
+	service := serviceOf(target)
+	if target == RestartMemory {
+		if took, err := r.timeCopy(ctx); err == nil {
+			res.CopyTook = took
+		} else {
+			r.printf("warning: COPY orders: %v\n", err)
+		}
+	}
+	if do != nil {
+		if err := do(ctx); err != nil {
+			res.Err = err.Error()
+			return
+		}
+	}
+	pid, started, err := r.cfg.Stack.Process(ctx, service)
+	if err != nil {
+		res.Err = err.Error()
+		return
+	}
+	target0, err := r.cfg.DB.Int(ctx, "SELECT (pg_current_wal_lsn() - '0/0')::bigint")
+	if err != nil {
+		res.Err = fmt.Sprintf("read pg_current_wal_lsn(): %v", err)
+		return
+	}
+	urls := r.urls(service)
+	sampled := int64(0)
+	sample := func() {
+		if b, err := scrapeRSS(ctx, r.client, urls.Metrics); err == nil {
+			sampled = max(sampled, b)
+		}
+	}
+	procOK := r.peakRSS(pid) > 0
+	if procOK {
+		sample = nil
+	}
+	readyAt, err := r.waitReady(ctx, urls, started, sample)
+	if err != nil {
+		res.Err = err.Error()
+		return
+	}
+	res.Ready = readyAt.Sub(started)
+	if at, ok := r.waitWatermark(ctx, urls.Metrics, datasetOf(service), target0); ok {
+		res.CaughtUp = at.Sub(started)
+	}
+	if b := r.peakRSS(pid); b > 0 {
+		res.PeakRSS, res.RSSSource = b, "VmHWM"
+	} else {
+		res.PeakRSS, res.RSSSource = sampled, "highest "+MetricRSS+" sampled"
+	}
+	// The feed logs "snapshot taken" just after the commit that moved the
+	// watermark: give the line a moment to be written.
+	select {
+	case <-ctx.Done():
+	case <-time.After(logGrace):
+	}
+	if logs, err := r.cfg.Stack.Logs(ctx, service, started.Add(-time.Second)); err == nil {
+		res.Log = ParseStartLog(logs)
+		if !res.Log.FirstLine.IsZero() {
+			res.FirstLog = res.Log.FirstLine.Sub(started)
+		}
+		if !res.Log.Started.IsZero() {
+			res.Listening = res.Log.Started.Sub(started)
+		}
+	}
+}
+
+// waitReady polls /v1/ready until it answers 200, calling sample between polls.
+func (r *RestartRunner) waitReady(ctx context.Context, urls RuntimeURLs, since time.Time, sample func()) (time.Time, error) {
+	deadline := since.Add(r.cfg.ReadyTimeout)
+	for {
+		if r.ready(ctx, urls.HTTP) {
+			return time.Now(), nil
+		}
+		if sample != nil {
+			sample()
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("%s/v1/ready not 200 after %s", urls.HTTP, r.cfg.ReadyTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(r.cfg.Poll):
+		}
+	}
+}
+
+func (r *RestartRunner) ready(ctx context.Context, base string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/ready", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// waitWatermark polls the runtime's watermark of dataset until it reaches lsn.
+func (r *RestartRunner) waitWatermark(ctx context.Context, metrics, dataset string, lsn int64) (time.Time, bool) {
+	deadline := time.Now().Add(r.cfg.CatchUpTimeout)
+	key := MetricKey{Name: MetricWatermark, Label: "dataset", Value: dataset}
+	for time.Now().Before(deadline) {
+		if v, err := scrape(ctx, r.client, metrics, key); err == nil && int64(v[0]) >= lsn {
+			return time.Now(), true
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, false
+		case <-time.After(r.cfg.Poll):
+		}
+	}
+	return time.Time{}, false
+}
+
+// peakRSS is the process's VmHWM, 0 when it cannot be read.
+func (r *RestartRunner) peakRSS(pid int) int64 {
+	b, err := os.ReadFile(filepath.Join(r.cfg.ProcDir, strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0
+	}
+	v, _ := ParseVmHWM(string(b))
+	return v
+}
+
+// timeCopy times Postgres's COPY of orders to /dev/null (server side: no client,
+// no network), the upper bound of a snapshot's read speed.
+func (r *RestartRunner) timeCopy(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	if err := r.cfg.DB.Exec(ctx, "COPY orders TO '/dev/null'"); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// sizeCopy is the median COPY of the restarts at one size.
+func sizeCopy(results []RestartResult, orders int64) CopyTiming {
+	var took []time.Duration
+	for _, r := range results {
+		if r.Orders == orders && r.CopyTook > 0 {
+			took = append(took, r.CopyTook)
+		}
+	}
+	t := CopyTiming{Orders: orders, Runs: len(took)}
+	t.Took, _ = medianMax(took)
+	return t
+}
+
+// startWrites inserts single orders at WriteRate until the returned func is called.
+func (r *RestartRunner) startWrites(ctx context.Context) func() {
+	if r.cfg.Writes == nil || r.cfg.WriteRate <= 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Duration(float64(time.Second) / r.cfg.WriteRate))
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if err := r.cfg.Writes.Exec(ctx, seedSQL(1)); err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+					r.printf("warning: write during restarts: %v\n", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (r *RestartRunner) urls(service string) RuntimeURLs {
+	if service == serviceMaterialized {
+		return r.cfg.Materialized
+	}
+	return r.cfg.Accelerated
+}
+
+func (r *RestartRunner) printf(format string, args ...any) {
+	if r.cfg.Out != nil {
+		fmt.Fprintf(r.cfg.Out, format, args...)
+	}
+}
+
+func serviceOf(target string) string {
+	if target == RestartMaterialized {
+		return serviceMaterialized
+	}
+	return serviceAccelerated
+}
+
+// datasetOf is the dataset whose watermark says a runtime caught up.
+func datasetOf(service string) string {
+	if service == serviceMaterialized {
+		return "rankings"
+	}
+	return "orders"
+}

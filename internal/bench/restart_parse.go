@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// StartLog is what a runtime's log says about one start: when its servers were
+// up, and whether it took a snapshot (how many rows, how long), resumed from a
+// stored position, or subscribed to its upstream.
+type StartLog struct {
+	FirstLine    time.Time     // the first line's time: the process is running Go code
+	Started      time.Time     // "runtime started"; zero when not seen
+	SnapshotRows int64         // rows of "snapshot taken"; 0 when none was taken
+	SnapshotTook time.Duration // its "took"
+	ResumedFrom  string        // the LSN of "resuming from ..."; empty when it did not resume
+	Restored     int           // datasets "restored dataset from file"
+	Subscribed   bool          // runtime 2: "subscribed"
+	// Reconnects counts "change feed failed; reconnecting" (runtime 1) and
+	// "subscription ended; subscribing again" (runtime 2) lines; FirstError is
+	// the first one's error.
+	Reconnects int
+	FirstError string
+}
+
+// ParseStartLog reads a runtime's log from one start (text or JSON slog lines).
+// Lines it does not know are skipped; a start that logged several snapshots (a
+// failed first one) keeps the last.
+func ParseStartLog(log string) StartLog {
+	var s StartLog
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		f := logFields(sc.Text())
+		if s.FirstLine.IsZero() {
+			if t, err := time.Parse(time.RFC3339Nano, f["time"]); err == nil {
+				s.FirstLine = t
+			}
+		}
+		switch f["msg"] {
+		case "runtime started":
+			if t, err := time.Parse(time.RFC3339Nano, f["time"]); err == nil {
+				s.Started = t
+			}
+		case "snapshot taken":
+			s.SnapshotRows, _ = strconv.ParseInt(f["rows"], 10, 64)
+			s.SnapshotTook, _ = time.ParseDuration(f["took"])
+		case "restored dataset from file":
+			s.Restored++
+		case "subscribed":
+			s.Subscribed = true
+		case "change feed failed; reconnecting", "subscription ended; subscribing again":
+			s.Reconnects++
+			if s.FirstError == "" {
+				s.FirstError = f["err"]
+			}
+		default:
+			if lsn, ok := strings.CutPrefix(f["msg"], "resuming from "); ok {
+				s.ResumedFrom = lsn
+			}
+		}
+	}
+	return s
+}
+
+// logFields splits one slog line, JSON or text (key=value, values quoted when
+// they hold spaces), into its top-level fields as strings.
+func logFields(line string) map[string]string {
+	line = strings.TrimSpace(line)
+	if strings.HasPrefix(line, "{") {
+		var raw map[string]any
+		if json.Unmarshal([]byte(line), &raw) != nil {
+			return nil
+		}
+		out := make(map[string]string, len(raw))
+		for k, v := range raw {
+			switch v := v.(type) {
+			case string:
+				out[k] = v
+			case float64:
+				out[k] = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+		}
+		return out
+	}
+	out := map[string]string{}
+	for line != "" {
+		key, rest, ok := strings.Cut(line, "=")
+		if !ok {
+			break
+		}
+		var val string
+		if strings.HasPrefix(rest, `"`) {
+			end := closingQuote(rest)
+			if end < 0 {
+				break
+			}
+			val, _ = strconv.Unquote(rest[:end+1])
+			rest = rest[end+1:]
+		} else {
+			val, rest, _ = strings.Cut(rest, " ")
+		}
+		if _, dup := out[key]; !dup {
+			out[key] = val
+		}
+		line = strings.TrimLeft(rest, " ")
+	}
+	return out
+}
+
+// closingQuote is the index of the quote that ends the quoted string s starts with.
+func closingQuote(s string) int {
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
+// ParseVmHWM reads the peak resident set size (VmHWM, in kB) of a
+// /proc/<pid>/status file, in bytes.
+func ParseVmHWM(status string) (int64, bool) {
+	for line := range strings.SplitSeq(status, "\n") {
+		v, ok := strings.CutPrefix(line, "VmHWM:")
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		return kb << 10, true
+	}
+	return 0, false
+}
