@@ -69,10 +69,14 @@ func (f *Feed) stream(ctx context.Context, pool *pgxpool.Pool, conn *pgconn.PgCo
 // asks. It is the only user of conn.
 func (f *Feed) receive(ctx context.Context, conn *pgconn.PgConn, events chan<- event) error {
 	next := time.Now()
+	heard := time.Now() // when the server last sent something, or we last waited on the applier
 	ack := func() error {
 		lsn := pglogrepl.LSN(f.applied.Load())
 		err := pglogrepl.SendStandbyStatusUpdate(ctx, conn, pglogrepl.StandbyStatusUpdate{
 			WALWritePosition: lsn, WALFlushPosition: lsn, WALApplyPosition: lsn,
+			// After a StatusInterval of silence, ask for a keepalive: an idle but
+			// live server then answers, and a dead connection shows as silence.
+			ReplyRequested: time.Since(heard) >= f.StatusInterval,
 		})
 		if err != nil {
 			return fmt.Errorf("acknowledge %s: %w", position.LSN(lsn), err)
@@ -110,10 +114,15 @@ func (f *Feed) receive(ctx context.Context, conn *pgconn.PgConn, events chan<- e
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case pgconn.Timeout(err):
+			if silent := time.Since(heard); silent >= f.SilenceTimeout {
+				return fmt.Errorf("receive from slot %s: nothing from the server for %s (asked for keepalives): taking the connection for dead",
+					f.cfg.Slot, silent.Round(time.Millisecond))
+			}
 			continue
 		case err != nil:
 			return fmt.Errorf("receive from slot %s: %w", f.cfg.Slot, err)
 		}
+		heard = time.Now()
 		ev, reply, err := decode(msg)
 		if err != nil {
 			return fmt.Errorf("receive from slot %s: %w", f.cfg.Slot, err)
@@ -125,6 +134,7 @@ func (f *Feed) receive(ctx context.Context, conn *pgconn.PgConn, events chan<- e
 			if err := push(*ev); err != nil {
 				return err
 			}
+			heard = time.Now() // time spent waiting on the applier is not the server's silence
 		}
 	}
 }
