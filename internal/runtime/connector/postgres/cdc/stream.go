@@ -31,16 +31,18 @@ type event struct {
 // stream starts replication at start and runs the receiver, the applier and the
 // heartbeat until one fails or ctx ends.
 func (f *Feed) stream(ctx context.Context, pool *pgxpool.Pool, conn *pgconn.PgConn, start position.LSN, tables []*table) error {
-	err := pglogrepl.StartReplication(ctx, conn, f.cfg.Slot, pglogrepl.LSN(start), pglogrepl.StartReplicationOptions{
-		Mode: pglogrepl.LogicalReplication,
-		PluginArgs: []string{
-			"proto_version '1'",
-			"publication_names " + quoteLiteral(f.cfg.Publication),
-			"messages 'true'",
-			// Binary tuples are what a scan receives, so streamed values decode
-			// exactly as copied ones (same codecs, no text parsing).
-			"binary 'true'",
-		},
+	err := f.startReplication(ctx, pool, func() error {
+		return pglogrepl.StartReplication(ctx, conn, f.cfg.Slot, pglogrepl.LSN(start), pglogrepl.StartReplicationOptions{
+			Mode: pglogrepl.LogicalReplication,
+			PluginArgs: []string{
+				"proto_version '1'",
+				"publication_names " + quoteLiteral(f.cfg.Publication),
+				"messages 'true'",
+				// Binary tuples are what a scan receives, so streamed values decode
+				// exactly as copied ones (same codecs, no text parsing).
+				"binary 'true'",
+			},
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("start replication from slot %s at %s: %w%s", f.cfg.Slot, start, err, replicationAdvice(err))
