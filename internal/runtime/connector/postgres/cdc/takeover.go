@@ -26,7 +26,7 @@ import (
 const staleHolderAfter = 5 * time.Second
 
 // releaseWait bounds the wait for a terminated holder to let go of the slot.
-const releaseWait = 2 * time.Second
+const releaseWait = 3 * time.Second
 
 // inUse reports whether err is Postgres refusing a slot another process holds.
 func inUse(err error) bool {
@@ -57,17 +57,22 @@ WHERE s.slot_name = $1
 	}
 	f.Logger.Info("ended the silent connection that held the replication slot (a previous connection of ours that died)",
 		logSlot, f.cfg.Slot, "pid", pid, "silent_for_at_least", staleHolderAfter)
+	// A terminated walsender first tries to send its FATAL to the client, and
+	// on a dead connection that send blocks; another signal interrupts it, so
+	// the signal is repeated while the slot stays active.
 	deadline := time.Now().Add(releaseWait)
 	for time.Now().Before(deadline) {
-		var active bool
-		if err := pool.QueryRow(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, f.cfg.Slot).Scan(&active); err == nil && !active {
-			return true
-		}
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(100 * time.Millisecond):
 		}
+		var active bool
+		if err := pool.QueryRow(ctx, `SELECT active_pid IS NOT DISTINCT FROM $2::int AND active FROM pg_replication_slots WHERE slot_name = $1`,
+			f.cfg.Slot, pid).Scan(&active); err == nil && !active {
+			return true
+		}
+		_, _ = pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid)
 	}
 	return false
 }
