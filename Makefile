@@ -403,7 +403,10 @@ bench-quick: ## a benchmark smoke run of about a minute, on the data as it is
 # make chaos runs every fault (cmd/chaos) against its own compose project,
 # cqrs-chaos, on host ports 19990-19997 (CHAOS_ARGS=--port-base N moves them),
 # started when its api does not answer; the table goes to chaos/results/latest.md.
-# The stack stays up afterwards: CHAOS_ARGS=--down removes it.
+# The stack stays up afterwards: CHAOS_ARGS=--down removes it. The load rounds
+# write at --load-rate (default 170 orders/s, 80% of the 210/s the stack took in
+# bench/results/writes-1000; pass 80% of the write benchmark's sustained rate),
+# the overload rounds at twice that.
 CHAOS_ARGS ?=
 chaos: secrets build images ## every fault against a second stack (project cqrs-chaos), checked round by round
 	$(GO) run ./cmd/chaos --project cqrs-chaos $(CHAOS_ARGS)

@@ -5,6 +5,7 @@
 //	go run ./cmd/chaos                      # every fault, the stack on ports 19990-19997
 //	go run ./cmd/chaos --quick              # three faults, short partition
 //	go run ./cmd/chaos --faults kill-api,drop-slot
+//	go run ./cmd/chaos --load-rate 200      # load rounds at 200 orders/s, overload at 400
 package main
 
 import (
@@ -35,6 +36,7 @@ type config struct {
 	quick     bool
 	partition time.Duration
 	seed      int64
+	loadRate  float64
 	opts      chaos.Options
 	out       string
 	docs      string
@@ -63,7 +65,9 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.quick, "quick", false, "the CI setting: "+strings.Join(QuickFaults, ", ")+" with a 10 s partition")
 	fs.DurationVar(&c.partition, "partition", chaos.DefaultPartition, "how long a partition lasts")
 	fs.Int64Var(&c.seed, "seed", chaos.DefaultSeed, "orders in Postgres before the kills during a snapshot")
-	fs.Float64Var(&c.opts.WriteRate, "write-rate", chaos.DefaultWriteRate, "orders per second during every round")
+	fs.Float64Var(&c.opts.WriteRate, "write-rate", chaos.DefaultWriteRate, "orders per second during every round but the load rounds")
+	fs.Float64Var(&c.loadRate, "load-rate", chaos.DefaultLoadRate, "orders per second of the load rounds, 80% of the sustained rate "+
+		"the write benchmark finds; the overload rounds write twice that")
 	fs.IntVar(&c.opts.ReadersPerPath, "readers", chaos.DefaultReadersPerPath, "readers per ranking endpoint")
 	fs.DurationVar(&c.opts.Warmup, "warmup", chaos.DefaultWarmup, "workload before each fault")
 	fs.DurationVar(&c.opts.Settle, "settle", chaos.DefaultSettle, "workload after each recovery")
@@ -82,7 +86,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 			c.partition = 10 * time.Second
 		}
 	}
-	catalog := chaos.Catalog(chaos.Settings{Partition: c.partition, Seed: c.seed})
+	catalog := chaos.Catalog(chaos.Settings{Partition: c.partition, Seed: c.seed, WriteRate: c.opts.WriteRate, LoadRate: c.loadRate})
 	names := strings.Split(c.faults, ",")
 	if c.faults == "" {
 		names = nil
@@ -90,6 +94,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 			names = append(names, f.Name)
 		}
 	}
+	c.opts.LoadRate = c.loadRate
 	var err error
 	c.opts.Faults, err = chaos.Select(catalog, names)
 	return c, err

@@ -186,3 +186,30 @@ func TestCheckWatermarks(t *testing.T) {
 		t.Fatalf("violations %v, want accelerated orders 12 -> 11", got)
 	}
 }
+
+func TestErrorsBeyond(t *testing.T) {
+	end := time.Unix(1000, 0)
+	at := func(d time.Duration) time.Time { return end.Add(d) }
+	for _, tc := range []struct {
+		name  string
+		reads []chaos.Read
+		want  time.Duration
+	}{
+		{"none failed", []chaos.Read{{At: at(time.Second), Status: 200}}, 0},
+		{"failed during the fault only", []chaos.Read{{At: at(-3 * time.Second), Took: time.Second, Status: 503}}, 0},
+		{"a failure ending after the fault", []chaos.Read{
+			{At: at(-time.Second), Took: 2500 * time.Millisecond, Status: 504},
+			{At: at(time.Second), Status: 200},
+		}, 1500 * time.Millisecond},
+		{"no answer, the latest counts", []chaos.Read{
+			{At: at(500 * time.Millisecond), Took: 100 * time.Millisecond},
+			{At: at(2 * time.Second), Took: time.Second, Status: 503},
+		}, 3 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := chaos.ErrorsBeyond(tc.reads, end); got != tc.want {
+				t.Errorf("ErrorsBeyond = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -24,6 +24,8 @@ type Client struct {
 	// Runtimes' HTTP base URLs and API keys (sent as X-API-Key when not empty).
 	AcceleratedURL, MaterializedURL string
 	AcceleratedKey, MaterializedKey string
+	// Runtimes' Prometheus endpoints (".../metrics"), for their memory.
+	AcceleratedMetricsURL, MaterializedMetricsURL string
 }
 
 // NewClient returns a client of the api at api with DefaultRequestTimeout.

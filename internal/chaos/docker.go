@@ -191,18 +191,11 @@ func (s *Stack) Psql(ctx context.Context, sql string) (string, error) {
 }
 
 func poll(ctx context.Context, limit time.Duration, what string, cond func() bool) error {
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("gave up after %s waiting for %s", limit, what)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-	return nil
+	return pollEvery(ctx, limit, 250*time.Millisecond, what, cond)
+}
+
+func errGaveUp(limit time.Duration, what string) error {
+	return fmt.Errorf("gave up after %s waiting for %s", limit, what)
 }
 
 func lastLines(s string, n int) string {

@@ -29,6 +29,12 @@ type Fault struct {
 	Inject  func(ctx context.Context, e *Env) error
 	Hold    time.Duration
 	Heal    func(ctx context.Context, e *Env) error
+	// Restarts is the service Heal starts again, for process faults: the fault
+	// ends when that service is ready (ReadyProbe), not when it was started.
+	Restarts string
+	// Load, when set, runs the round's writes at another rate than the run's
+	// (see Load); its round is also listed in the load table.
+	Load *Load
 }
 
 // Env is what a fault acts on: the stack's containers and its endpoints.
@@ -36,7 +42,13 @@ type Env struct {
 	*Stack
 	Client *Client
 	Links  []*Proxy // the slow-link proxies, when the stack uses them
+	// Workload is the round's workload (its write rate can be changed).
+	Workload *Workload
+	notes    []string
 }
+
+// Note records something the fault saw, for the round's details.
+func (e *Env) Note(s string) { e.notes = append(e.notes, s) }
 
 // Names of the faults Catalog knows.
 const (
@@ -60,13 +72,15 @@ const (
 type Settings struct {
 	Partition time.Duration // how long a partition lasts (DefaultPartition)
 	Seed      int64         // orders in Postgres before a kill during the snapshot (DefaultSeed)
+	WriteRate float64       // the run's write rate, to which an overload returns (DefaultWriteRate)
+	LoadRate  float64       // the load rounds' write rate (DefaultLoadRate)
 }
 
 // DefaultSeed is enough orders that the initial snapshot takes seconds.
 const DefaultSeed = 1_000_000
 
 // Catalog returns every fault, in the order a full run takes them: the ones
-// in mode: memory, then those in mode: file, then the snapshot kills, which
+// in mode: memory (the load and overload rounds last), then those in mode: file, then the snapshot kills, which
 // seed Settings.Seed orders first.
 func Catalog(set Settings) []Fault {
 	if set.Partition <= 0 {
@@ -75,9 +89,16 @@ func Catalog(set Settings) []Fault {
 	if set.Seed <= 0 {
 		set.Seed = DefaultSeed
 	}
+	if set.WriteRate <= 0 {
+		set.WriteRate = DefaultWriteRate
+	}
+	if set.LoadRate <= 0 {
+		set.LoadRate = DefaultLoadRate
+	}
 	partition := set.Partition
 	readSide := []string{EndpointAccelerated, EndpointMaterialized}
 	faults := append(memoryFaults(partition, readSide), slowFaults()...)
+	faults = append(faults, loadFaults(set)...)
 	return append(faults, fileFaults(set, readSide)...)
 }
 
@@ -89,6 +110,7 @@ func memoryFaults(partition time.Duration, readSide []string) []Fault {
 			Allowed:     readSide,
 			Inject:      killService(ServiceAccelerated),
 			Heal:        startService(ServiceAccelerated),
+			Restarts:    ServiceAccelerated,
 		},
 		{
 			Name:        FaultKillMaterialized,
@@ -96,6 +118,7 @@ func memoryFaults(partition time.Duration, readSide []string) []Fault {
 			Allowed:     []string{EndpointMaterialized},
 			Inject:      killService(ServiceMaterialized),
 			Heal:        startService(ServiceMaterialized),
+			Restarts:    ServiceMaterialized,
 		},
 		{
 			Name:        FaultRestartPostgres,
@@ -103,6 +126,7 @@ func memoryFaults(partition time.Duration, readSide []string) []Fault {
 			Allowed:     Endpoints,
 			Inject:      stopService(ServicePostgres, "INT"),
 			Heal:        startService(ServicePostgres),
+			Restarts:    ServicePostgres,
 		},
 		{
 			Name:        FaultKillPostgres,
@@ -110,6 +134,7 @@ func memoryFaults(partition time.Duration, readSide []string) []Fault {
 			Allowed:     Endpoints,
 			Inject:      killService(ServicePostgres),
 			Heal:        startService(ServicePostgres),
+			Restarts:    ServicePostgres,
 		},
 		{
 			Name:        FaultKillAPI,
@@ -117,6 +142,7 @@ func memoryFaults(partition time.Duration, readSide []string) []Fault {
 			Allowed:     Endpoints,
 			Inject:      killService(ServiceAPI),
 			Heal:        startService(ServiceAPI),
+			Restarts:    ServiceAPI,
 		},
 		{
 			Name:        FaultDropSlot,

@@ -30,15 +30,17 @@ func fileFaults(set Settings, readSide []string) []Fault {
 			Allowed:     readSide,
 			Inject:      killService(ServiceAccelerated),
 			Heal:        startService(ServiceAccelerated),
+			Restarts:    ServiceAccelerated,
 		},
 		{
 			Name: FaultSlotInvalidatedFile,
 			Description: "SIGKILL the accelerated runtime in mode: file, let Postgres invalidate its slot " +
 				"(max_slot_wal_keep_size 1MB, WAL written, checkpoint), start it: it must take a new snapshot",
-			Mode:    ModeFile,
-			Allowed: readSide,
-			Inject:  invalidateSlot,
-			Heal:    startService(ServiceAccelerated),
+			Mode:     ModeFile,
+			Allowed:  readSide,
+			Inject:   invalidateSlot,
+			Heal:     startService(ServiceAccelerated),
+			Restarts: ServiceAccelerated,
 		},
 		{
 			Name: FaultDiskFullFile,
@@ -54,11 +56,12 @@ func fileFaults(set Settings, readSide []string) []Fault {
 			Name: FaultKillSnapshotFile,
 			Description: fmt.Sprintf("with %d orders seeded, stop the accelerated runtime in mode: file, delete its DuckDB file, "+
 				"start it and SIGKILL it during its initial snapshot (the file half written)", set.Seed),
-			Mode:    ModeFile,
-			Allowed: readSide,
-			Prepare: seeder(set.Seed),
-			Inject:  killDuringSnapshot(true),
-			Heal:    startService(ServiceAccelerated),
+			Mode:     ModeFile,
+			Allowed:  readSide,
+			Prepare:  seeder(set.Seed),
+			Inject:   killDuringSnapshot(true),
+			Heal:     startService(ServiceAccelerated),
+			Restarts: ServiceAccelerated,
 		},
 		{
 			Name:        FaultKillSnapshotMemory,
@@ -68,6 +71,7 @@ func fileFaults(set Settings, readSide []string) []Fault {
 			Prepare:     seeder(set.Seed),
 			Inject:      killDuringSnapshot(false),
 			Heal:        startService(ServiceAccelerated),
+			Restarts:    ServiceAccelerated,
 		},
 	}
 }

@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 // Violation is a read or watermark sample that broke a guarantee.
@@ -117,4 +118,17 @@ func CheckWatermarks(samples []WatermarkSample) []Violation {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Detail < out[j].Detail })
 	return out
+}
+
+// ErrorsBeyond is how long after end the last failed request (non-2xx or no
+// answer) of any endpoint ended; zero when every request that ended after end
+// succeeded.
+func ErrorsBeyond(reads []Read, end time.Time) time.Duration {
+	var beyond time.Duration
+	for _, r := range reads {
+		if !r.OK() {
+			beyond = max(beyond, r.At.Add(r.Took).Sub(end))
+		}
+	}
+	return beyond
 }

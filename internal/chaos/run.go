@@ -54,11 +54,21 @@ type Result struct {
 	ErrorSeconds map[string]int
 	// PlainErrorSeconds counts only requests without a Spice-Min-Position.
 	PlainErrorSeconds map[string]int
-	// Recover is the time from the fault's end until all three rankings
-	// answered 2xx reflecting every order acknowledged by then; Recovered is
-	// false when RecoverTimeout ran out first.
+	// Start is, for a process fault (Fault.Restarts), the time from starting
+	// the process again until it answered as ready; zero for other faults.
+	Start time.Duration
+	// Recover is the time from the fault's end (the restarted process ready, or
+	// the fault healed) until all three rankings answered 2xx reflecting every
+	// order acknowledged by then; Recovered is false when RecoverTimeout ran out
+	// first.
 	Recover   time.Duration
 	Recovered bool
+	// Beyond is how long after the fault's end the last failed request (of any
+	// endpoint, answered non-2xx or not at all) ended: the error window beyond
+	// the fault itself; zero when none failed after it.
+	Beyond time.Duration
+	// Load is what a load round (Fault.Load) measured; nil for the others.
+	Load *LoadFindings
 	// Converged is whether, after the quiet period, every path held exactly the
 	// acknowledged orders and the same tallies as Postgres.
 	Converged  bool
@@ -78,6 +88,16 @@ func (r Result) Clean() bool {
 	return r.Err == "" && r.Recovered && r.Converged && r.Lost == 0 && r.Doubled == 0 && r.Mismatches == 0 &&
 		r.RYW == 0 && r.Monotonic == 0 && r.Watermarks == 0 && r.Unexpected == 0
 }
+
+// Meets reports whether the round met the recovery goal: recovered within
+// RecoveryGoal of the fault's end, with no failed request ending later than
+// that.
+func (r Result) Meets() bool {
+	return r.Recovered && r.Recover <= RecoveryGoal && r.Beyond <= RecoveryGoal
+}
+
+// RecoveryGoal is how soon after a fault's end every path must answer again.
+const RecoveryGoal = 3 * time.Second
 
 func (r *Runner) defaults() {
 	if r.Warmup <= 0 {
@@ -104,6 +124,7 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 		return res
 	}
 	env := &Env{Stack: r.Stack, Client: r.Client, Links: r.Links}
+	defer func() { res.Details = append(res.Details, env.notes...) }()
 	if f.Prepare != nil {
 		log.Info("prepare")
 		if err := f.Prepare(ctx, env); err != nil {
@@ -118,7 +139,12 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 			return res
 		}
 	}
-	w := &Workload{Client: r.Client, Products: r.Products, WriteRate: r.WriteRate, ReadersPerPath: r.ReadersPerPath}
+	rate := r.WriteRate
+	if f.Load != nil && f.Load.Rate > 0 {
+		rate = f.Load.Rate
+	}
+	w := &Workload{Client: r.Client, Products: r.Products, WriteRate: rate, ReadersPerPath: r.ReadersPerPath}
+	env.Workload = w
 	w.Open()
 	closed := false
 	closeWorkload := func() {
@@ -130,6 +156,7 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 	defer closeWorkload()
 
 	sleep(ctx, r.Warmup)
+	injected := time.Now()
 	log.Info("inject", "what", f.Description)
 	if err := f.Inject(ctx, env); err != nil {
 		res.Err = "inject: " + err.Error()
@@ -140,14 +167,24 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 			res.Err = "heal: " + err.Error()
 		}
 	}
-	healed, token := time.Now(), w.Token()
-	log.Info("healed; waiting for recovery", "token", token)
+	healed := time.Now()
+	end := healed // the fault's end: healed, or the restarted process ready
+	if f.Restarts != "" {
+		if pollEvery(ctx, r.RecoverTimeout, readyPoll, f.Restarts+" to be ready", func() bool {
+			return ready(ctx, r.Client, r.Collector.PostgresURL, f.Restarts)
+		}) == nil {
+			end = time.Now()
+			res.Start = end.Sub(healed)
+		}
+	}
+	token := w.Token()
+	log.Info("fault over; waiting for recovery", "token", token, "start", res.Start.Round(100*time.Millisecond))
+	res.Recovered = r.waitRecovered(ctx, token, time.Until(end.Add(r.RecoverTimeout)))
+	res.Recover = time.Since(end)
+	log.Info("recovered", "ok", res.Recovered, "after", res.Recover.Round(100*time.Millisecond))
 	if err := r.Stack.WaitHealthy(ctx, r.RecoverTimeout); err != nil && res.Err == "" {
 		res.Err = err.Error()
 	}
-	res.Recovered = r.waitRecovered(ctx, token, time.Until(healed.Add(r.RecoverTimeout)))
-	res.Recover = time.Since(healed)
-	log.Info("recovered", "ok", res.Recovered, "after", res.Recover.Round(100*time.Millisecond))
 	sleep(ctx, r.Settle)
 	closeWorkload()
 
@@ -160,6 +197,11 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 		}
 	}
 	r.judgeReads(&res, reads, marks, f.Allowed)
+	res.Beyond = ErrorsBeyond(reads, end)
+	if f.Load != nil {
+		res.Load = judgeLoad(acks, w, injected, healed, end.Add(res.Recover))
+		res.Load.Overload = f.Load.Overload
+	}
 	r.judgeState(ctx, &res)
 	log.Info("judged", "clean", res.Clean(), "acked", res.Acked, "lost", res.Lost, "doubled", res.Doubled,
 		"ryw", res.RYW, "monotonic", res.Monotonic, "unexpected", res.Unexpected)
@@ -197,7 +239,7 @@ func modeName(mode string) string {
 // waitRecovered polls the three rankings with token as Spice-Min-Position until
 // all answer 2xx at or beyond it.
 func (r *Runner) waitRecovered(ctx context.Context, token position.LSN, limit time.Duration) bool {
-	return poll(ctx, limit, "recovery", func() bool {
+	return pollEvery(ctx, limit, readyPoll, "recovery", func() bool {
 		for _, ep := range RankingEndpoints {
 			_, rd := r.Client.Ranking(ctx, "recovery", ep, token, true)
 			if !rd.OK() || rd.Position < token {
@@ -264,4 +306,54 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// LoadFindings is a load round's throughput, memory and lag.
+type LoadFindings struct {
+	// Rate is the write rate asked before the fault; Overload the one asked
+	// between inject and heal (zero for none); Achieved the acknowledged
+	// orders per second between inject and heal (the whole round without an
+	// overload); Skipped the writes not sent because every write slot waited.
+	Rate, Overload, Achieved float64
+	Skipped                  int64
+	// Per runtime: RSS before the fault and at its peak in the round (bytes),
+	// the largest lag its status reported, and the most WAL it was behind the
+	// workload's token.
+	BaseRSS, PeakRSS map[string]int64
+	LagSeconds       map[string]float64 // absent: never reported
+	LagBytes         map[string]int64   // absent: never reported
+	Behind           map[string]int64
+	// CatchUp is heal until every ranking reflected the token taken at the
+	// fault's end (the Recover of an overload round).
+	CatchUp time.Duration
+}
+
+func judgeLoad(acks []Ack, w *Workload, injected, healed, recovered time.Time) *LoadFindings {
+	l := &LoadFindings{Rate: w.WriteRate, Skipped: w.Skipped(), BaseRSS: map[string]int64{}, PeakRSS: map[string]int64{},
+		LagSeconds: map[string]float64{}, LagBytes: map[string]int64{}, Behind: map[string]int64{},
+		CatchUp: recovered.Sub(healed)}
+	from, to := injected, healed
+	n := 0
+	for _, a := range acks {
+		if !a.At.Before(from) && a.At.Before(to) {
+			n++
+		}
+	}
+	if d := to.Sub(from).Seconds(); d > 0 {
+		l.Achieved = float64(n) / d
+	}
+	for _, s := range w.Samples() {
+		if s.At.Before(injected) && s.RSS > 0 {
+			l.BaseRSS[s.Runtime] = max(l.BaseRSS[s.Runtime], s.RSS)
+		}
+		l.PeakRSS[s.Runtime] = max(l.PeakRSS[s.Runtime], s.RSS)
+		l.Behind[s.Runtime] = max(l.Behind[s.Runtime], s.Behind)
+		if s.LagSeconds != nil {
+			l.LagSeconds[s.Runtime] = max(l.LagSeconds[s.Runtime], *s.LagSeconds)
+		}
+		if s.LagBytes != nil {
+			l.LagBytes[s.Runtime] = max(l.LagBytes[s.Runtime], *s.LagBytes)
+		}
+	}
+	return l
 }

@@ -57,6 +57,8 @@ func NewSuite(project, dir string, ports Ports, logger *slog.Logger) *Suite {
 	c := NewClient(fmt.Sprintf("http://127.0.0.1:%d", ports["API_PORT"]))
 	c.AcceleratedURL = fmt.Sprintf("http://127.0.0.1:%d", ports["ACCELERATED_HTTP_PORT"])
 	c.MaterializedURL = fmt.Sprintf("http://127.0.0.1:%d", ports["MATERIALIZED_HTTP_PORT"])
+	c.AcceleratedMetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", ports["ACCELERATED_METRICS_PORT"])
+	c.MaterializedMetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", ports["MATERIALIZED_METRICS_PORT"])
 	secrets := ReadEnvFile(filepath.Join(dir, "secrets.env"))
 	key := func(name string) string {
 		if v := os.Getenv(name); v != "" {
@@ -121,6 +123,9 @@ type Options struct {
 	Warmup         time.Duration
 	Settle         time.Duration
 	RecoverTimeout time.Duration
+	// LoadRate is the load rounds' rate, for the report's settings line (the
+	// faults carry it; DefaultLoadRate when zero).
+	LoadRate float64
 }
 
 // Run runs every fault in turn against the (started) stack.
@@ -164,6 +169,18 @@ func (s *Suite) Run(ctx context.Context, o Options) (Report, error) {
 	}
 	rep.Settings = fmt.Sprintf("Workload: %.0f orders/s, %d readers per ranking (every second one with the latest token), "+
 		"%s before each fault, %s after recovery. Faults: %s.", rate, readers, r.Warmup, r.Settle, strings.Join(names, ", "))
+	for _, f := range o.Faults {
+		if f.Load != nil {
+			load := o.LoadRate
+			if load <= 0 {
+				load = DefaultLoadRate
+			}
+			rep.Settings += fmt.Sprintf(" Load rounds: %.0f orders/s, 80%% of the sustained write rate given with --load-rate "+
+				"(default %d: 80%% of the 210 orders/s of bench/results/writes-1000); overload rounds %d times that.",
+				load, DefaultLoadRate, OverloadFactor)
+			break
+		}
+	}
 	for _, f := range o.Faults {
 		if ctx.Err() != nil {
 			break

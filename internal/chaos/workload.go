@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -34,11 +35,14 @@ type Workload struct {
 	ReadersPerPath int
 
 	token   atomic.Uint64 // highest acknowledged position
+	rate    atomic.Uint64 // math.Float64bits of the current write rate
+	skipped atomic.Int64  // ticks skipped with every write slot taken
 	mu      sync.Mutex
 	acks    []Ack
 	writes  []Read
 	readers [][]Read
 	marks   []WatermarkSample
+	samples []RuntimeSample
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -52,6 +56,7 @@ func (w *Workload) Open() {
 	if w.ReadersPerPath <= 0 {
 		w.ReadersPerPath = DefaultReadersPerPath
 	}
+	w.SetRate(w.WriteRate)
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	w.wg.Add(2)
@@ -75,25 +80,45 @@ func (w *Workload) Close() {
 	w.wg.Wait()
 }
 
+// SetRate changes the write rate (orders per second) from the next write on.
+func (w *Workload) SetRate(rate float64) {
+	if rate > 0 {
+		w.rate.Store(math.Float64bits(rate))
+	}
+}
+
+// Rate is the current write rate.
+func (w *Workload) Rate() float64 { return math.Float64frombits(w.rate.Load()) }
+
+// Skipped is how many writes were not sent because DefaultWritesInFlight
+// writes were waiting for an answer: the writer asked more than the api took.
+func (w *Workload) Skipped() int64 { return w.skipped.Load() }
+
 // Token is the highest position any acknowledged write returned so far.
 func (w *Workload) Token() position.LSN { return position.LSN(w.token.Load()) }
 
 func (w *Workload) write(ctx context.Context) {
 	defer w.wg.Done()
 	slots := make(chan struct{}, DefaultWritesInFlight)
-	t := time.NewTicker(time.Duration(float64(time.Second) / w.WriteRate))
-	defer t.Stop()
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
+	// Writes are due at a schedule that follows the current rate; a late
+	// writer catches up by at most one tick's worth, like a ticker.
+	next := time.Now()
 	for {
+		next = next.Add(time.Duration(float64(time.Second) / w.Rate()))
+		if now := time.Now(); next.Before(now) {
+			next = now
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-time.After(time.Until(next)):
 		}
 		select {
 		case slots <- struct{}{}:
 		default:
+			w.skipped.Add(1)
 			continue
 		}
 		inflight.Add(1)
@@ -168,6 +193,11 @@ func (w *Workload) watch(ctx context.Context) {
 				w.marks = append(w.marks, ss...)
 				w.mu.Unlock()
 			}
+			if smp, ok := c.Sample(ctx, rt.name, w.Token()); ok {
+				w.mu.Lock()
+				w.samples = append(w.samples, smp)
+				w.mu.Unlock()
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -175,6 +205,13 @@ func (w *Workload) watch(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// Samples returns the runtimes' memory and lag readings so far.
+func (w *Workload) Samples() []RuntimeSample {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]RuntimeSample(nil), w.samples...)
 }
 
 // Results returns, after Close, the acknowledged orders, every answer (each

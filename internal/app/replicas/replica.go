@@ -76,7 +76,11 @@ func (p *Pool) watch(ctx context.Context, r *replica) {
 	hc := healthpb.NewHealthClient(r.conn)
 	wait := 100 * time.Millisecond
 	for ctx.Err() == nil {
+		began := time.Now()
 		err := p.watchOnce(ctx, hc, r)
+		if time.Since(began) > time.Second {
+			wait = 100 * time.Millisecond // it watched for a while: a new failure, retried quickly
+		}
 		if status.Code(err) == codes.Unimplemented {
 			r.setHealth(p, healthServing, "no grpc.health.v1; counting it as serving")
 			<-ctx.Done()

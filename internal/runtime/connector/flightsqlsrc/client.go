@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
@@ -29,20 +28,18 @@ import (
 const DefaultMaxMessageBytes = 256 << 20
 
 // Dial returns a gRPC connection to ep. It does not connect: the first call does,
-// and reconnects after an outage are retried every few seconds at most, so a
-// runtime whose upstream comes back recovers quickly.
+// and reconnects after an outage resolve the name again and are retried every
+// second at most (redial.go), so a runtime whose upstream comes back recovers
+// quickly.
 func Dial(ep Endpoint) (*grpc.ClientConn, error) {
 	creds := insecure.NewCredentials()
 	if ep.TLS {
 		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12, RootCAs: ep.RootCAs})
 	}
-	conn, err := grpc.NewClient(ep.Target,
+	conn, err := grpc.NewClient(dialTarget(ep.Target),
 		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(DefaultMaxMessageBytes)),
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
-			MinConnectTimeout: 5 * time.Second,
-		}),
+		redialParams(), // see redial.go
 		// Ping an idle connection and drop it when the ping goes unanswered, so a
 		// connection that a network partition killed is replaced once the network
 		// is back instead of swallowing calls until TCP gives up.

@@ -21,7 +21,7 @@ import (
 // Defaults for Feed's tunables.
 const (
 	// DefaultFeedMaxBackoff caps the wait between subscription attempts.
-	DefaultFeedMaxBackoff = 2 * time.Second
+	DefaultFeedMaxBackoff = time.Second
 	// DefaultRefreshInterval is how often a feed whose upstream has no
 	// subscriptions reads the whole table, besides on every change notice.
 	DefaultRefreshInterval = 10 * time.Second

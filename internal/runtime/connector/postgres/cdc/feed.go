@@ -27,8 +27,21 @@ const (
 	DefaultLagPollInterval = 5 * time.Second
 	// DefaultStatusInterval is how often the feed acknowledges what it applied.
 	DefaultStatusInterval = time.Second
-	// DefaultMaxBackoff caps the wait between reconnection attempts.
-	DefaultMaxBackoff = 30 * time.Second
+	// DefaultMaxBackoff caps the wait between reconnection attempts: the feed
+	// is back within about that long of Postgres answering again.
+	DefaultMaxBackoff = 2 * time.Second
+	// DefaultSilenceTimeout is how long the stream may bring nothing (no
+	// change, heartbeat or keepalive; the feed asks for a keepalive once a
+	// StatusInterval has passed in silence) before the connection is taken
+	// for dead and replaced. A connection that a network partition cut stays
+	// open on both sides; without this it resumed only when TCP's
+	// retransmissions, backed off during the partition, got through, up to
+	// tens of seconds after the network was back.
+	DefaultSilenceTimeout = 5 * time.Second
+	// replicationConnectTimeout bounds one attempt to open the replication
+	// connection (the configured connect timeout when shorter), so an attempt
+	// sent into a partition does not hold the next one back long after it heals.
+	replicationConnectTimeout = 3 * time.Second
 	// DefaultMaxFreshLag is the lag in time beyond which datasets report not fresh.
 	DefaultMaxFreshLag = 5 * time.Second
 	// DefaultMaxBatchChanges bounds the row changes of whole transactions applied in
@@ -98,6 +111,9 @@ type Feed struct {
 	StatusInterval time.Duration
 	// MaxBackoff caps the wait between reconnections (DefaultMaxBackoff when zero).
 	MaxBackoff time.Duration
+	// SilenceTimeout replaces a stream that brought nothing for that long
+	// (DefaultSilenceTimeout when zero).
+	SilenceTimeout time.Duration
 	// MaxFreshLag is the lag in time beyond which datasets are not fresh
 	// (DefaultMaxFreshLag when zero).
 	MaxFreshLag time.Duration
@@ -165,6 +181,9 @@ func (f *Feed) setDefaults() {
 	}
 	if f.MaxBackoff <= 0 {
 		f.MaxBackoff = DefaultMaxBackoff
+	}
+	if f.SilenceTimeout <= 0 {
+		f.SilenceTimeout = DefaultSilenceTimeout
 	}
 	if f.MaxFreshLag <= 0 {
 		f.MaxFreshLag = DefaultMaxFreshLag

@@ -75,6 +75,9 @@ func connectReplication(ctx context.Context, cfg postgres.Config) (*pgconn.PgCon
 		cc.RuntimeParams = map[string]string{}
 	}
 	cc.RuntimeParams["replication"] = "database"
+	if cc.ConnectTimeout <= 0 || cc.ConnectTimeout > replicationConnectTimeout {
+		cc.ConnectTimeout = replicationConnectTimeout
+	}
 	conn, err := pgconn.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("open replication connection to %s/%s: %w%s", cc.Host, cc.Database, err, replicationAdvice(err))

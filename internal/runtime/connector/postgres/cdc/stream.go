@@ -31,16 +31,18 @@ type event struct {
 // stream starts replication at start and runs the receiver, the applier and the
 // heartbeat until one fails or ctx ends.
 func (f *Feed) stream(ctx context.Context, pool *pgxpool.Pool, conn *pgconn.PgConn, start position.LSN, tables []*table) error {
-	err := pglogrepl.StartReplication(ctx, conn, f.cfg.Slot, pglogrepl.LSN(start), pglogrepl.StartReplicationOptions{
-		Mode: pglogrepl.LogicalReplication,
-		PluginArgs: []string{
-			"proto_version '1'",
-			"publication_names " + quoteLiteral(f.cfg.Publication),
-			"messages 'true'",
-			// Binary tuples are what a scan receives, so streamed values decode
-			// exactly as copied ones (same codecs, no text parsing).
-			"binary 'true'",
-		},
+	err := f.startReplication(ctx, pool, func() error {
+		return pglogrepl.StartReplication(ctx, conn, f.cfg.Slot, pglogrepl.LSN(start), pglogrepl.StartReplicationOptions{
+			Mode: pglogrepl.LogicalReplication,
+			PluginArgs: []string{
+				"proto_version '1'",
+				"publication_names " + quoteLiteral(f.cfg.Publication),
+				"messages 'true'",
+				// Binary tuples are what a scan receives, so streamed values decode
+				// exactly as copied ones (same codecs, no text parsing).
+				"binary 'true'",
+			},
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("start replication from slot %s at %s: %w%s", f.cfg.Slot, start, err, replicationAdvice(err))
@@ -69,10 +71,14 @@ func (f *Feed) stream(ctx context.Context, pool *pgxpool.Pool, conn *pgconn.PgCo
 // asks. It is the only user of conn.
 func (f *Feed) receive(ctx context.Context, conn *pgconn.PgConn, events chan<- event) error {
 	next := time.Now()
+	heard := time.Now() // when the server last sent something, or we last waited on the applier
 	ack := func() error {
 		lsn := pglogrepl.LSN(f.applied.Load())
 		err := pglogrepl.SendStandbyStatusUpdate(ctx, conn, pglogrepl.StandbyStatusUpdate{
 			WALWritePosition: lsn, WALFlushPosition: lsn, WALApplyPosition: lsn,
+			// After a StatusInterval of silence, ask for a keepalive: an idle but
+			// live server then answers, and a dead connection shows as silence.
+			ReplyRequested: time.Since(heard) >= f.StatusInterval,
 		})
 		if err != nil {
 			return fmt.Errorf("acknowledge %s: %w", position.LSN(lsn), err)
@@ -110,10 +116,15 @@ func (f *Feed) receive(ctx context.Context, conn *pgconn.PgConn, events chan<- e
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case pgconn.Timeout(err):
+			if silent := time.Since(heard); silent >= f.SilenceTimeout {
+				return fmt.Errorf("receive from slot %s: nothing from the server for %s (asked for keepalives): taking the connection for dead",
+					f.cfg.Slot, silent.Round(time.Millisecond))
+			}
 			continue
 		case err != nil:
 			return fmt.Errorf("receive from slot %s: %w", f.cfg.Slot, err)
 		}
+		heard = time.Now()
 		ev, reply, err := decode(msg)
 		if err != nil {
 			return fmt.Errorf("receive from slot %s: %w", f.cfg.Slot, err)
@@ -125,6 +136,7 @@ func (f *Feed) receive(ctx context.Context, conn *pgconn.PgConn, events chan<- e
 			if err := push(*ev); err != nil {
 				return err
 			}
+			heard = time.Now() // time spent waiting on the applier is not the server's silence
 		}
 	}
 }
