@@ -21,8 +21,8 @@ const writesUsage = `bench writes: open-loop writes (POST /orders through the ap
 whole chain, interleaved per rate; then a ramp that narrows the highest rate each
 sustains (make bench-writes). Per rate and configuration: the rate achieved,
 POST p50/p99, write-to-visible per runtime from their watermarks, CPU and RSS
-per process (the load generator's too) and the runtimes' catch-up; the goals of
-issue 19 next to them. Writes bench/results/writes-latest.md (and .svg, .json).
+per process (the load generator's too) and the runtimes' catch-up; the write path's goals
+next to them. Writes bench/results/writes-latest.md (and .svg, .json).
 
   go run ./cmd/bench writes --rates 100,500 --step 10s --refine 0   # a smoke run
 

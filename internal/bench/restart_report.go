@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// RestartFileGoal is issue 21's bound on a mode: file restart: it resumes, so it
+// RestartFileGoal is the bound on a mode: file restart: it resumes, so it
 // is ready within this at any size.
 const RestartFileGoal = 5 * time.Second
 
@@ -243,7 +243,7 @@ func RestartMarkdown(rep *RestartReport) string {
 			"*vs COPY* is the median over the runs of that over the rows/s of the COPY just before the run (for mode: file's first start, over the median COPY).\n\n")
 	}
 	if goals := RestartGoals(sums); len(goals) > 0 {
-		p("Goal (issue 21): runtime 1 in mode: file ready within %s s of its start at any size, because it resumes.\n\n", seconds(RestartFileGoal))
+		p("Goal: runtime 1 in mode: file ready within %s s of its start at any size, because it resumes.\n\n", seconds(RestartFileGoal))
 		for _, g := range goals {
 			p("- %s at %s orders: %s\n", g.Status, count(g.Orders), g.Got)
 		}

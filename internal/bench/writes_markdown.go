@@ -33,7 +33,7 @@ func WritesMarkdown(r *WritesReport) string {
 	writeMachine(&b, r.Machine)
 	writeWritesSettings(&b, r.Settings)
 	writeSustained(&b, r)
-	p("## Goals (issue 19)\n\n| Goal | Measured | |\n|---|---|---|\n")
+	p("## Goals of the write path\n\n| Goal | Measured | |\n|---|---|---|\n")
 	for _, g := range WritesGoals(r) {
 		p("| %s | %s | **%s** |\n", g.Goal, g.Got, g.Status)
 	}
