@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,6 +67,9 @@ type Config struct {
 	// AcceleratedAPIKey and MaterializedAPIKey are sent to the runtimes; empty:
 	// none (a runtime without runtime.auth).
 	AcceleratedAPIKey, MaterializedAPIKey string
+	// AcceleratedTLS and MaterializedTLS: how the runtimes' Flight ports are
+	// dialled; plaintext by default.
+	AcceleratedTLS, MaterializedTLS FlightTLS
 }
 
 // envVar is one setting: its variable, default and meaning, for LoadConfig and
@@ -75,7 +79,13 @@ type envVar struct {
 	set             func(c *Config, v string) error
 }
 
-var envVars = []envVar{
+var envVars = slices.Concat(connVars,
+	tlsVars("ACCELERATED", "accelerated runtime", func(c *Config) *FlightTLS { return &c.AcceleratedTLS }),
+	tlsVars("MATERIALIZED", "materialized runtime", func(c *Config) *FlightTLS { return &c.MaterializedTLS }),
+	tuningVars)
+
+// connVars say where the api's dependencies are.
+var connVars = []envVar{
 	{"API_ADDR", api.DefaultAddr, "address the api listens on",
 		func(c *Config, v string) error { c.Addr = v; return nil }},
 	{"POSTGRES_URL", DefaultPostgresURL, "Postgres connection string (URL or key=value)",
@@ -96,6 +106,10 @@ var envVars = []envVar{
 		func(c *Config, v string) error { c.AcceleratedAPIKey = v; return nil }},
 	{"MATERIALIZED_API_KEY", "", "API key of the materialized runtime; empty: send none",
 		func(c *Config, v string) error { c.MaterializedAPIKey = v; return nil }},
+}
+
+// tuningVars are the rest.
+var tuningVars = []envVar{
 	{"RUNTIME_QUERY_TIMEOUT", ranking.DefaultTimeout.String(), "longest a runtime query may take (keep it above the runtime's 10s min-position wait)",
 		func(c *Config, v string) (err error) { c.RuntimeTimeout, err = duration(v); return err }},
 	{"RUNTIME_PROTOCOL", ranking.ProtocolFlight, "how the api reads a runtime: flight (one DoGet whose ticket is the SQL) or flightsql (GetFlightInfo, then DoGet, as the recipe's driver)",
@@ -146,6 +160,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("%s=%q: %w", e.name, v, err)
 		}
 	}
+	if err := c.AcceleratedTLS.check("ACCELERATED"); err != nil {
+		return Config{}, err
+	}
+	if err := c.MaterializedTLS.check("MATERIALIZED"); err != nil {
+		return Config{}, err
+	}
 	return c, nil
 }
 
@@ -195,12 +215,20 @@ func flightAddr(v string) (string, error) {
 	}
 	v = strings.TrimSuffix(v, "/")
 	if strings.Contains(v, "://") {
-		return "", fmt.Errorf("want host:port of a plaintext Flight endpoint (TLS is not supported)")
+		return "", fmt.Errorf("want host:port (grpc:// may precede it); for TLS write host:port and set the runtime's *_FLIGHT_TLS=true")
 	}
 	if i := strings.LastIndex(v, ":"); i <= 0 || i == len(v)-1 {
 		return "", fmt.Errorf("want host:port, like accelerated:50051")
 	}
 	return v, nil
+}
+
+func parseBool(v string) (bool, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("want true or false")
+	}
+	return b, nil
 }
 
 func splitList(v string) []string {
