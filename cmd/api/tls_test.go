@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	main "github.com/cqrs-spice/cqrs/cmd/api"
+	"github.com/cqrs-spice/cqrs/internal/app/replicas"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
@@ -64,6 +65,26 @@ func TestRanking_RealRuntime_TLS(t *testing.T) {
 		if a.body != want {
 			t.Fatalf("%s: %d\n%s\nwant 200\n%s", path, a.status, a.body, want)
 		}
+	}
+	// The health watch dials with TLS too: a plaintext one would never see SERVING.
+	for _, p := range []*replicas.Pool{m.Accelerated, m.Materialized} {
+		waitHealthy(t, p)
+	}
+}
+
+// waitHealthy waits until p's one replica's health watch says SERVING.
+func waitHealthy(t *testing.T, p *replicas.Pool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := p.Replicas()
+		if len(st) == 1 && st[0].Healthy {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas=%+v, want one healthy", st)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
