@@ -80,8 +80,8 @@ type envVar struct {
 }
 
 var envVars = slices.Concat(connVars,
-	tlsVars("ACCELERATED", "accelerated runtime", func(c *Config) *FlightTLS { return &c.AcceleratedTLS }),
-	tlsVars("MATERIALIZED", "materialized runtime", func(c *Config) *FlightTLS { return &c.MaterializedTLS }),
+	tlsVars(acceleratedTLSVars, "accelerated runtime", func(c *Config) *FlightTLS { return &c.AcceleratedTLS }),
+	tlsVars(materializedTLSVars, "materialized runtime", func(c *Config) *FlightTLS { return &c.MaterializedTLS }),
 	tuningVars)
 
 // connVars say where the api's dependencies are.
@@ -99,9 +99,9 @@ var connVars = []envVar{
 	{"POSTGRES_QUERY_TIMEOUT", orders.DefaultQueryTimeout.String(), "longest a Postgres call may take once connected",
 		func(c *Config, v string) (err error) { c.QueryTimeout, err = duration(v); return err }},
 	{"ACCELERATED_FLIGHT_ADDR", DefaultAcceleratedAddr, "host:port of the accelerated runtime's Flight (and Flight SQL) endpoint",
-		func(c *Config, v string) (err error) { c.AcceleratedAddr, err = flightAddr(v); return err }},
+		func(c *Config, v string) (err error) { c.AcceleratedAddr, err = flightAddr(v, acceleratedTLSVars.on); return err }},
 	{"MATERIALIZED_FLIGHT_ADDR", DefaultMaterializedAddr, "host:port of the materialized runtime's Flight (and Flight SQL) endpoint",
-		func(c *Config, v string) (err error) { c.MaterializedAddr, err = flightAddr(v); return err }},
+		func(c *Config, v string) (err error) { c.MaterializedAddr, err = flightAddr(v, materializedTLSVars.on); return err }},
 	{"ACCELERATED_API_KEY", "", "API key of the accelerated runtime (one of its runtime.auth.api-key.keys); empty: send none",
 		func(c *Config, v string) error { c.AcceleratedAPIKey = v; return nil }},
 	{"MATERIALIZED_API_KEY", "", "API key of the materialized runtime; empty: send none",
@@ -208,14 +208,15 @@ func duration(v string) (time.Duration, error) {
 }
 
 // flightAddr accepts host:port, optionally written as a plaintext URL
-// (grpc://, grpc+tcp://, http://) as spicepods write Flight endpoints.
-func flightAddr(v string) (string, error) {
+// (grpc://, grpc+tcp://, http://) as spicepods write Flight endpoints. TLS is
+// the setting tlsVar, not a scheme.
+func flightAddr(v, tlsVar string) (string, error) {
 	for _, scheme := range []string{"grpc://", "grpc+tcp://", "http://"} {
 		v = strings.TrimPrefix(v, scheme)
 	}
 	v = strings.TrimSuffix(v, "/")
 	if strings.Contains(v, "://") {
-		return "", fmt.Errorf("want host:port (grpc:// may precede it); for TLS write host:port and set the runtime's *_FLIGHT_TLS=true")
+		return "", fmt.Errorf("want host:port of a Flight endpoint (grpc:// may precede it); for TLS write host:port and set %s=true", tlsVar)
 	}
 	if i := strings.LastIndex(v, ":"); i <= 0 || i == len(v)-1 {
 		return "", fmt.Errorf("want host:port, like accelerated:50051")

@@ -17,15 +17,24 @@ type FlightTLS struct {
 	ServerName string
 }
 
-// tlsVars are the TLS settings of the runtime whose variables start with
-// prefix (ACCELERATED, MATERIALIZED), for envVars.
-func tlsVars(prefix, runtime string, field func(*Config) *FlightTLS) []envVar {
+// tlsVarNames are the variables of one runtime's FlightTLS, written out so that
+// the docs check finds them.
+type tlsVarNames struct{ prefix, on, caFile, serverName string }
+
+var (
+	acceleratedTLSVars  = tlsVarNames{"ACCELERATED", "ACCELERATED_FLIGHT_TLS", "ACCELERATED_FLIGHT_TLS_CA_FILE", "ACCELERATED_FLIGHT_TLS_SERVER_NAME"}
+	materializedTLSVars = tlsVarNames{"MATERIALIZED", "MATERIALIZED_FLIGHT_TLS", "MATERIALIZED_FLIGHT_TLS_CA_FILE", "MATERIALIZED_FLIGHT_TLS_SERVER_NAME"}
+)
+
+// tlsVars are the TLS settings of one runtime, for envVars.
+func tlsVars(n tlsVarNames, runtime string, field func(*Config) *FlightTLS) []envVar {
+	prefix := n.prefix
 	return []envVar{
-		{prefix + "_FLIGHT_TLS", "false", "true: dial the " + runtime + "'s Flight port with TLS (its spicepod's runtime.tls); false: plaintext",
+		{n.on, "false", "true: dial the " + runtime + "'s Flight port with TLS (its spicepod's runtime.tls); false: plaintext",
 			func(c *Config, v string) (err error) { field(c).Enabled, err = parseBool(v); return err }},
-		{prefix + "_FLIGHT_TLS_CA_FILE", "", "PEM file of the CA that signs the " + runtime + "'s certificate; empty: the system's roots. Needs " + prefix + "_FLIGHT_TLS=true",
+		{n.caFile, "", "PEM file of the CA that signs the " + runtime + "'s certificate; empty: the system's roots. Needs " + prefix + "_FLIGHT_TLS=true",
 			func(c *Config, v string) error { field(c).CAFile = v; return nil }},
-		{prefix + "_FLIGHT_TLS_SERVER_NAME", "", "name the " + runtime + "'s certificate must carry; empty: the host of " + prefix + "_FLIGHT_ADDR",
+		{n.serverName, "", "name the " + runtime + "'s certificate must carry; empty: the host of " + prefix + "_FLIGHT_ADDR",
 			func(c *Config, v string) error { field(c).ServerName = v; return nil }},
 	}
 }
