@@ -99,9 +99,15 @@ var connVars = []envVar{
 	{"POSTGRES_QUERY_TIMEOUT", orders.DefaultQueryTimeout.String(), "longest a Postgres call may take once connected",
 		func(c *Config, v string) (err error) { c.QueryTimeout, err = duration(v); return err }},
 	{"ACCELERATED_FLIGHT_ADDR", DefaultAcceleratedAddr, "host:port of the accelerated runtime's Flight (and Flight SQL) endpoint",
-		func(c *Config, v string) (err error) { c.AcceleratedAddr, err = flightAddr(v, acceleratedTLSVars.on); return err }},
+		func(c *Config, v string) (err error) {
+			c.AcceleratedAddr, err = flightAddr(v, acceleratedTLSVars.on)
+			return err
+		}},
 	{"MATERIALIZED_FLIGHT_ADDR", DefaultMaterializedAddr, "host:port of the materialized runtime's Flight (and Flight SQL) endpoint",
-		func(c *Config, v string) (err error) { c.MaterializedAddr, err = flightAddr(v, materializedTLSVars.on); return err }},
+		func(c *Config, v string) (err error) {
+			c.MaterializedAddr, err = flightAddr(v, materializedTLSVars.on)
+			return err
+		}},
 	{"ACCELERATED_API_KEY", "", "API key of the accelerated runtime (one of its runtime.auth.api-key.keys); empty: send none",
 		func(c *Config, v string) error { c.AcceleratedAPIKey = v; return nil }},
 	{"MATERIALIZED_API_KEY", "", "API key of the materialized runtime; empty: send none",
