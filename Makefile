@@ -314,7 +314,8 @@ k8s-secrets: ## write the Kubernetes example overlay's secrets.env (random), onc
 # Ryuk, its reaper, is an image that cannot be pulled offline: pgtest cleans up.
 # Unit and integration tests (Postgres under testcontainers), then the end-to-end
 # test: the compose stack from scratch on free ports, orders in, all three rankings
-# equal to Postgres, a quick benchmark run against it, everything torn down; then
+# equal to Postgres, a quick benchmark run against it, everything torn down (and
+# the same stack in TLS mode, every hop checked to be TLS, about 40 s); then
 # the live page in headless Chromium (chromium, installed by make deps) on a stack
 # of its own; then the quick chaos test.
 test: export TESTCONTAINERS_RYUK_DISABLED = true
