@@ -71,17 +71,20 @@ SCALE = --scale accelerated=$(ACCELERATED_REPLICAS) --scale materialized=$(MATER
 # of a stack started with it (up, wait, endpoints, scale, down, logs, bench*).
 # docs/operations.md, TLS.
 TLS ?= 0
-CERTS_DIR := certs
+# Where the certificates are (docker-compose.tls.yml mounts it at /certs).
+export TLS_CERTS_DIR ?= certs
+CERTS_DIR := $(TLS_CERTS_DIR)
+CA_FILE := $(abspath $(CERTS_DIR))/ca.pem
 ifeq ($(TLS),1)
 export COMPOSE_FILE := docker-compose.yml:docker-compose.tls.yml
 export COMPOSE_PATH_SEPARATOR := :
 UP_CERTS := certs
 RUNTIME_SCHEME := https
 FLIGHT_SCHEME := grpc+tls
-PG_SSL := sslmode=verify-full&sslrootcert=$(CURDIR)/$(CERTS_DIR)/ca.pem
+PG_SSL := sslmode=verify-full&sslrootcert=$(CA_FILE)
 # cmd/bench trusts the local CA for the runtimes' https ports (Go reads
 # SSL_CERT_FILE; given to the binary only, not to the go command's downloads).
-BENCH_RUN := -exec 'env SSL_CERT_FILE=$(CURDIR)/$(CERTS_DIR)/ca.pem'
+BENCH_RUN := -exec 'env SSL_CERT_FILE=$(CA_FILE)'
 SPICEPODS := /spicepods/tls
 else ifeq ($(TLS),0)
 UP_CERTS :=
