@@ -64,6 +64,41 @@ export MATERIALIZED_METRICS_PORT :=
 endif
 SCALE = --scale accelerated=$(ACCELERATED_REPLICAS) --scale materialized=$(MATERIALIZED_REPLICAS)
 
+# TLS=1: every hop of the stack speaks TLS (docker-compose.tls.yml over
+# docker-compose.yml, the spicepods of spicepods/tls/), with the local CA and
+# certificates of certs/, which `make certs` makes once (cmd/devcerts). COMPOSE_FILE
+# carries the overlay to every compose command, so give TLS=1 to each make command
+# of a stack started with it (up, wait, endpoints, scale, down, logs, bench*).
+# docs/operations.md, TLS.
+TLS ?= 0
+# Where the certificates are (docker-compose.tls.yml mounts it at /certs).
+export TLS_CERTS_DIR ?= certs
+CERTS_DIR := $(TLS_CERTS_DIR)
+CA_FILE := $(abspath $(CERTS_DIR))/ca.pem
+ifeq ($(TLS),1)
+export COMPOSE_FILE := docker-compose.yml:docker-compose.tls.yml
+export COMPOSE_PATH_SEPARATOR := :
+UP_CERTS := certs
+RUNTIME_SCHEME := https
+FLIGHT_SCHEME := grpc+tls
+PG_SSL := sslmode=verify-full&sslrootcert=$(CA_FILE)
+# cmd/bench trusts the local CA for the runtimes' https ports (Go reads
+# SSL_CERT_FILE; given to the binary only, not to the go command's downloads).
+BENCH_RUN := -exec 'env SSL_CERT_FILE=$(CA_FILE)'
+SPICEPODS := /spicepods/tls
+else ifeq ($(TLS),0)
+UP_CERTS :=
+RUNTIME_SCHEME := http
+FLIGHT_SCHEME := grpc
+PG_SSL := sslmode=disable
+BENCH_RUN :=
+SPICEPODS := /spicepods
+else
+$(error TLS=$(TLS): want TLS=1 (TLS on every hop) or TLS=0 (plain, the default))
+endif
+# plain_only NAME: fail a target that works only on the plain stack when TLS=1.
+plain_only = $(if $(filter 1,$(TLS)),@echo "error: make $(1) runs only on the plain stack (TLS=0): it starts stacks or compose files of its own that speak plain TCP"; exit 1)
+
 # Seconds `make up` waits for every service to be healthy.
 WAIT_TIMEOUT ?= 300
 SERVICES := postgres accelerated materialized api
@@ -72,7 +107,7 @@ SERVICES := postgres accelerated materialized api
 SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
 
-.PHONY: help version up secrets deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
+.PHONY: help version up secrets certs deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
 	wait endpoints down clean logs test screenshot fuzz bench bench-quick bench-scale bench-failover bench-heavy bench-writes bench-restart chaos chaos-quick scale drop-stale-slots
 
 # help lists every target with the text after the `##` on its rule line.
@@ -82,7 +117,7 @@ help: ## list the targets
 version: ## print the version the binaries and images get (from VERSION)
 	@echo $(VERSION)
 
-up: ports secrets build images ## check ports, build, images, start the stack, wait until healthy (the default)
+up: ports secrets $(UP_CERTS) build images ## check ports, build, images, start the stack, wait until healthy (the default; TLS=1: TLS on every hop)
 	@echo "==> $(COMPOSE) up -d"
 	@$(COMPOSE) up -d --remove-orphans $(SCALE) || { $(COMPOSE) logs --tail=100; exit 1; }
 	@$(MAKE) --no-print-directory wait endpoints
@@ -101,7 +136,7 @@ scale: ## change the runtimes' replica counts on the running stack (MATERIALIZED
 # inactive for 10 s. A live replica's slot is active and is never dropped.
 drop-stale-slots: ## drop the replication slots of accelerated replicas that are gone
 	@$(COMPOSE) run --rm --no-deps -T accelerated drop-slots --inactive \
-		--spicepod /spicepods/accelerated/spicepod.yaml
+		--spicepod $(SPICEPODS)/accelerated/spicepod.yaml
 
 ## Host checks ---------------------------------------------------------------
 
@@ -127,6 +162,12 @@ $(SECRETS_FILE):
 			echo "$$v=$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"; \
 		done; \
 	} > $@.tmp && mv $@.tmp $@
+
+# certs makes the TLS mode's local CA and the services' certificates (SANs: the
+# compose service name, localhost, 127.0.0.1) in certs/, git-ignored; files that
+# exist are kept. Delete certs/ and run it again for new ones.
+certs: ## make certs/ (local CA, per-service certificates) for TLS=1 unless they exist
+	@$(GO) run ./cmd/devcerts --dir $(CERTS_DIR)
 
 ## Binaries ------------------------------------------------------------------
 
@@ -230,10 +271,11 @@ endpoints: ## print the stack's URLs, one line per runtime replica
 			h=$$($(COMPOSE) port --index=$$i $$s 8090 2>/dev/null || true); \
 			f=$$($(COMPOSE) port --index=$$i $$s 50051 2>/dev/null || true); \
 			m=$$($(COMPOSE) port --index=$$i $$s 9090 2>/dev/null || true); \
-			printf '  %-13s http://%s  grpc://%s  http://%s/metrics\n' "$$s#$$i" "$$h" "$$f" "$$m"; \
+			printf '  %-13s $(RUNTIME_SCHEME)://%s  $(FLIGHT_SCHEME)://%s  http://%s/metrics\n' "$$s#$$i" "$$h" "$$f" "$$m"; \
 		done; \
 	done; \
-	echo "Postgres: postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres"; \
+	echo "Postgres: postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?$(PG_SSL)"; \
+	$(if $(filter 1,$(TLS)),echo "TLS on every hop: clients trust $(CERTS_DIR)/ca.pem (curl --cacert $(CERTS_DIR)/ca.pem https://...)";) \
 	echo "make logs | make down | make clean"
 
 down: ## stop the stack, keep Postgres's data
@@ -275,11 +317,13 @@ k8s-secrets: ## write the Kubernetes example overlay's secrets.env (random), onc
 # Ryuk, its reaper, is an image that cannot be pulled offline: pgtest cleans up.
 # Unit and integration tests (Postgres under testcontainers), then the end-to-end
 # test: the compose stack from scratch on free ports, orders in, all three rankings
-# equal to Postgres, a quick benchmark run against it, everything torn down; then
+# equal to Postgres, a quick benchmark run against it, everything torn down (and
+# the same stack in TLS mode, every hop checked to be TLS, about 40 s); then
 # the live page in headless Chromium (chromium, installed by make deps) on a stack
 # of its own; then the quick chaos test.
 test: export TESTCONTAINERS_RYUK_DISABLED = true
 test: secrets build images ## unit, integration, end-to-end and quick chaos tests (needs Docker)
+	$(call plain_only,test)
 	$(GO) test -tags '$(TEST_TAGS)' -count=1 ./...
 	COMPOSE='$(COMPOSE)' $(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/e2e/
 	COMPOSE='$(COMPOSE)' $(GO) test -tags browser -count=1 -v -timeout 15m ./internal/e2e/
@@ -289,6 +333,7 @@ test: secrets build images ## unit, integration, end-to-end and quick chaos test
 # saving the page as SCREENSHOT at laptop width: the picture the docs show.
 SCREENSHOT ?= docs/img/live.png
 screenshot: secrets build images ## the live page's test in headless Chromium, saving docs/img/live.png
+	$(call plain_only,screenshot)
 	SCREENSHOT='$(SCREENSHOT)' COMPOSE='$(COMPOSE)' $(GO) test -tags browser -count=1 -v -timeout 15m -run TestLivePage ./internal/e2e/
 
 # Each fuzz target in turn for FUZZTIME; plain `go test` (make test) runs their
@@ -311,12 +356,12 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 # (Runtimes' own HTTP APIs can be added as hops with --accelerated-http and
 # --materialized-http; they duplicate the api's hops and double the read load.)
 BENCH_ENDPOINTS = --url http://127.0.0.1:$${API_PORT:-9999} \
-	--postgres-url "postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?sslmode=disable" \
+	--postgres-url "postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?$(PG_SSL)" \
 	--accelerated-metrics http://$$(metrics_addr accelerated $${ACCELERATED_METRICS_PORT-9090})/metrics \
 	--materialized-metrics http://$$(metrics_addr materialized $${MATERIALIZED_METRICS_PORT-9091})/metrics \
 	--api-metrics http://$$(metrics_addr api "$${API_METRICS_PORT-}")/metrics \
-	--accelerated-runtime http://$$(http_addr accelerated $${ACCELERATED_HTTP_PORT-8090}) \
-	--materialized-runtime http://$$(http_addr materialized $${MATERIALIZED_HTTP_PORT-8091})
+	--accelerated-runtime $(RUNTIME_SCHEME)://$$(http_addr accelerated $${ACCELERATED_HTTP_PORT-8090}) \
+	--materialized-runtime $(RUNTIME_SCHEME)://$$(http_addr materialized $${MATERIALIZED_HTTP_PORT-8091})
 # A scaled runtime has no fixed port: bench reads the metrics of its first replica;
 # the api's metrics port is a free one unless API_METRICS_PORT is set.
 # The runtimes' HTTP APIs answer the watermark reads, with the keys of secrets.env.
@@ -330,7 +375,7 @@ BENCH_ARGS ?= -c 100 -z 6s --rounds 6 --rate 200,1000 --duration 3s --write-rate
 # make bench brings the stack up when the api does not answer, then measures.
 bench: ## the full benchmark (about 15 minutes); starts the stack if needed
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
-	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench $(BENCH_ENDPOINTS) $(BENCH_ARGS)
+	$(BENCH_SHELL_FUNCS) $(GO) run $(BENCH_RUN) ./cmd/bench $(BENCH_ENDPOINTS) $(BENCH_ARGS)
 
 # The replica scenario (about a minute): three materialized replicas behind the
 # api, a closed loop of 100 connections on /ranking-materialized with writes read
@@ -338,6 +383,7 @@ bench: ## the full benchmark (about 15 minutes); starts the stack if needed
 # Prints non-2xx, p99 per event and when the api stopped sending to the killed one.
 FAILOVER_ARGS ?=
 bench-failover: ## three materialized replicas: kill, add, scale down under load
+	$(call plain_only,bench-failover)
 	@$(MAKE) --no-print-directory up MATERIALIZED_REPLICAS=3
 	MATERIALIZED_HTTP_PORT= MATERIALIZED_FLIGHT_PORT= MATERIALIZED_METRICS_PORT= COMPOSE='$(COMPOSE)' \
 		$(GO) run ./cmd/bench failover --url http://127.0.0.1:$${API_PORT:-9999} $(FAILOVER_ARGS)
@@ -348,8 +394,8 @@ bench-failover: ## three materialized replicas: kill, add, scale down under load
 HEAVY_ARGS ?=
 bench-heavy: ## ranking reads while heavy ad-hoc queries run on the accelerated runtime
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
-	set -a && . ./$(SECRETS_FILE) && set +a && $(GO) run ./cmd/bench heavy --url http://127.0.0.1:$${API_PORT:-9999} \
-		--runtime-url http://127.0.0.1:$(ACCELERATED_HTTP_PORT) $(HEAVY_ARGS)
+	set -a && . ./$(SECRETS_FILE) && set +a && $(GO) run $(BENCH_RUN) ./cmd/bench heavy --url http://127.0.0.1:$${API_PORT:-9999} \
+		--runtime-url $(RUNTIME_SCHEME)://127.0.0.1:$(ACCELERATED_HTTP_PORT) $(HEAVY_ARGS)
 
 # make bench-scale: the scale run, per size of SIZES (orders seeded
 # inside Postgres with generate_series, ascending, never removed): CPU per change
@@ -362,7 +408,7 @@ SIZES ?= 10k,100k,1M,10M
 SCALE_ARGS ?= -c 100 -z 6s --rounds 3 --write-rate 100 --changes-window 10s --freshness-window 15s
 bench-scale: ## freshness, CPU per change and per read at each size of SIZES
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
-	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench $(BENCH_ENDPOINTS) $(SCALE_ARGS) --scale $(SIZES)
+	$(BENCH_SHELL_FUNCS) $(GO) run $(BENCH_RUN) ./cmd/bench $(BENCH_ENDPOINTS) $(SCALE_ARGS) --scale $(SIZES)
 
 # make bench-writes: the write benchmark (about 10 minutes). Open-loop
 # POST /orders at each rate, 30 s per step, first with the runtimes paused (the
@@ -375,7 +421,7 @@ bench-scale: ## freshness, CPU per change and per read at each size of SIZES
 WRITES_ARGS ?= --rates 100,250,500,1000,2000 --step 30s
 bench-writes: ## the write benchmark: the rate the command side alone and the whole chain sustain
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
-	$(BENCH_SHELL_FUNCS) $(GO) run ./cmd/bench writes $(BENCH_ENDPOINTS) $(WRITES_ARGS)
+	$(BENCH_SHELL_FUNCS) $(GO) run $(BENCH_RUN) ./cmd/bench writes $(BENCH_ENDPOINTS) $(WRITES_ARGS)
 
 # make bench-restart: restarts at scale, per size of RESTART_SIZES (both
 # runtimes stopped while orders are seeded inside Postgres): time from process
@@ -387,6 +433,7 @@ bench-writes: ## the write benchmark: the rate the command side alone and the wh
 RESTART_SIZES ?= 1M
 RESTART_ARGS ?= --rounds 3
 bench-restart: ## restarts at scale: time to ready and caught up, peak RSS, per mode
+	$(call plain_only,bench-restart)
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	COMPOSE='$(COMPOSE)' $(GO) run ./cmd/bench restart --sizes $(RESTART_SIZES) \
 		--postgres-url "postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?sslmode=disable" \
@@ -409,9 +456,11 @@ bench-quick: ## a benchmark smoke run of about a minute, on the data as it is
 # the overload rounds at twice that.
 CHAOS_ARGS ?=
 chaos: secrets build images ## every fault against a second stack (project cqrs-chaos), checked round by round
+	$(call plain_only,chaos)
 	$(GO) run ./cmd/chaos --project cqrs-chaos $(CHAOS_ARGS)
 
 # The CI setting: three faults on a fresh stack, torn down at the end.
 chaos-quick: export TESTCONTAINERS_RYUK_DISABLED = true
 chaos-quick: secrets build images ## three faults on a fresh stack, torn down at the end (the CI setting)
+	$(call plain_only,chaos-quick)
 	COMPOSE='$(COMPOSE)' $(GO) test -tags chaos -count=1 -v -timeout 15m -run TestChaosQuick ./internal/chaos/

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,6 +67,9 @@ type Config struct {
 	// AcceleratedAPIKey and MaterializedAPIKey are sent to the runtimes; empty:
 	// none (a runtime without runtime.auth).
 	AcceleratedAPIKey, MaterializedAPIKey string
+	// AcceleratedTLS and MaterializedTLS: how the runtimes' Flight ports are
+	// dialled; plaintext by default.
+	AcceleratedTLS, MaterializedTLS FlightTLS
 }
 
 // envVar is one setting: its variable, default and meaning, for LoadConfig and
@@ -75,7 +79,13 @@ type envVar struct {
 	set             func(c *Config, v string) error
 }
 
-var envVars = []envVar{
+var envVars = slices.Concat(connVars,
+	tlsVars(acceleratedTLSVars, "accelerated runtime", func(c *Config) *FlightTLS { return &c.AcceleratedTLS }),
+	tlsVars(materializedTLSVars, "materialized runtime", func(c *Config) *FlightTLS { return &c.MaterializedTLS }),
+	tuningVars)
+
+// connVars say where the api's dependencies are.
+var connVars = []envVar{
 	{"API_ADDR", api.DefaultAddr, "address the api listens on",
 		func(c *Config, v string) error { c.Addr = v; return nil }},
 	{"POSTGRES_URL", DefaultPostgresURL, "Postgres connection string (URL or key=value)",
@@ -89,13 +99,23 @@ var envVars = []envVar{
 	{"POSTGRES_QUERY_TIMEOUT", orders.DefaultQueryTimeout.String(), "longest a Postgres call may take once connected",
 		func(c *Config, v string) (err error) { c.QueryTimeout, err = duration(v); return err }},
 	{"ACCELERATED_FLIGHT_ADDR", DefaultAcceleratedAddr, "host:port of the accelerated runtime's Flight (and Flight SQL) endpoint",
-		func(c *Config, v string) (err error) { c.AcceleratedAddr, err = flightAddr(v); return err }},
+		func(c *Config, v string) (err error) {
+			c.AcceleratedAddr, err = flightAddr(v, acceleratedTLSVars.on)
+			return err
+		}},
 	{"MATERIALIZED_FLIGHT_ADDR", DefaultMaterializedAddr, "host:port of the materialized runtime's Flight (and Flight SQL) endpoint",
-		func(c *Config, v string) (err error) { c.MaterializedAddr, err = flightAddr(v); return err }},
+		func(c *Config, v string) (err error) {
+			c.MaterializedAddr, err = flightAddr(v, materializedTLSVars.on)
+			return err
+		}},
 	{"ACCELERATED_API_KEY", "", "API key of the accelerated runtime (one of its runtime.auth.api-key.keys); empty: send none",
 		func(c *Config, v string) error { c.AcceleratedAPIKey = v; return nil }},
 	{"MATERIALIZED_API_KEY", "", "API key of the materialized runtime; empty: send none",
 		func(c *Config, v string) error { c.MaterializedAPIKey = v; return nil }},
+}
+
+// tuningVars are the rest.
+var tuningVars = []envVar{
 	{"RUNTIME_QUERY_TIMEOUT", ranking.DefaultTimeout.String(), "longest a runtime query may take (keep it above the runtime's 10s min-position wait)",
 		func(c *Config, v string) (err error) { c.RuntimeTimeout, err = duration(v); return err }},
 	{"RUNTIME_PROTOCOL", ranking.ProtocolFlight, "how the api reads a runtime: flight (one DoGet whose ticket is the SQL) or flightsql (GetFlightInfo, then DoGet, as the recipe's driver)",
@@ -146,6 +166,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("%s=%q: %w", e.name, v, err)
 		}
 	}
+	if err := c.AcceleratedTLS.check("ACCELERATED"); err != nil {
+		return Config{}, err
+	}
+	if err := c.MaterializedTLS.check("MATERIALIZED"); err != nil {
+		return Config{}, err
+	}
 	return c, nil
 }
 
@@ -188,19 +214,28 @@ func duration(v string) (time.Duration, error) {
 }
 
 // flightAddr accepts host:port, optionally written as a plaintext URL
-// (grpc://, grpc+tcp://, http://) as spicepods write Flight endpoints.
-func flightAddr(v string) (string, error) {
+// (grpc://, grpc+tcp://, http://) as spicepods write Flight endpoints. TLS is
+// the setting tlsVar, not a scheme.
+func flightAddr(v, tlsVar string) (string, error) {
 	for _, scheme := range []string{"grpc://", "grpc+tcp://", "http://"} {
 		v = strings.TrimPrefix(v, scheme)
 	}
 	v = strings.TrimSuffix(v, "/")
 	if strings.Contains(v, "://") {
-		return "", fmt.Errorf("want host:port of a plaintext Flight endpoint (TLS is not supported)")
+		return "", fmt.Errorf("want host:port of a Flight endpoint (grpc:// may precede it); for TLS write host:port and set %s=true", tlsVar)
 	}
 	if i := strings.LastIndex(v, ":"); i <= 0 || i == len(v)-1 {
 		return "", fmt.Errorf("want host:port, like accelerated:50051")
 	}
 	return v, nil
+}
+
+func parseBool(v string) (bool, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("want true or false")
+	}
+	return b, nil
 }
 
 func splitList(v string) []string {

@@ -63,7 +63,10 @@ func TestLoadConfig_Errors(t *testing.T) {
 	}{
 		{"POSTGRES_POOL_SIZE", "0", `POSTGRES_POOL_SIZE="0": want a positive integer`},
 		{"POSTGRES_ACQUIRE_TIMEOUT", "5", `POSTGRES_ACQUIRE_TIMEOUT="5": want a positive duration like 5s or 500ms`},
-		{"ACCELERATED_FLIGHT_ADDR", "https://accelerated:50051", `ACCELERATED_FLIGHT_ADDR="https://accelerated:50051": want host:port of a plaintext Flight endpoint`},
+		{"ACCELERATED_FLIGHT_ADDR", "https://accelerated:50051", `ACCELERATED_FLIGHT_ADDR="https://accelerated:50051": want host:port of a Flight endpoint (grpc:// may precede it); for TLS write host:port and set ACCELERATED_FLIGHT_TLS=true`},
+		{"MATERIALIZED_FLIGHT_TLS", "yes please", `MATERIALIZED_FLIGHT_TLS="yes please": want true or false`},
+		{"ACCELERATED_FLIGHT_TLS_CA_FILE", "/ca.pem", `ACCELERATED_FLIGHT_TLS_CA_FILE is set but ACCELERATED_FLIGHT_TLS is not true: set ACCELERATED_FLIGHT_TLS=true`},
+		{"MATERIALIZED_FLIGHT_TLS_SERVER_NAME", "m", `MATERIALIZED_FLIGHT_TLS_SERVER_NAME is set but MATERIALIZED_FLIGHT_TLS is not true`},
 		{"MATERIALIZED_FLIGHT_ADDR", "materialized", `MATERIALIZED_FLIGHT_ADDR="materialized": want host:port, like accelerated:50051`},
 		{"LOG_LEVEL", "loud", `LOG_LEVEL="loud": want debug, info, warn or error`},
 		{"LOG_FORMAT", "xml", `LOG_FORMAT="xml": want text or json`},
@@ -73,6 +76,27 @@ func TestLoadConfig_Errors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%s=%s: err=%v, want prefix %q", tt.name, tt.value, err, tt.want)
 		}
+	}
+}
+
+func TestLoadConfig_TLS(t *testing.T) {
+	c, err := main.LoadConfig(env(map[string]string{
+		"ACCELERATED_FLIGHT_TLS":             "true",
+		"ACCELERATED_FLIGHT_TLS_CA_FILE":     "/certs/ca.pem",
+		"ACCELERATED_FLIGHT_TLS_SERVER_NAME": "runtime-1",
+		"MATERIALIZED_FLIGHT_TLS":            "1",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.AcceleratedTLS, (main.FlightTLS{Enabled: true, CAFile: "/certs/ca.pem", ServerName: "runtime-1"}); got != want {
+		t.Fatalf("accelerated TLS=%+v, want %+v", got, want)
+	}
+	if got, want := c.MaterializedTLS, (main.FlightTLS{Enabled: true}); got != want {
+		t.Fatalf("materialized TLS=%+v, want %+v", got, want)
+	}
+	if c, _ := main.LoadConfig(env(nil)); c.AcceleratedTLS.Enabled || c.MaterializedTLS.Enabled {
+		t.Fatal("TLS on by default, want plaintext")
 	}
 }
 

@@ -139,10 +139,10 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 
 	// Each runtime is a pool of its replicas (runtimes.go).
-	if m.Accelerated, err = m.openRuntime("accelerated runtime", cfg.AcceleratedAddr, cfg.AcceleratedAPIKey, ranking.AcceleratedQuery); err != nil {
+	if m.Accelerated, err = m.openRuntime("accelerated runtime", "ACCELERATED", cfg.AcceleratedAddr, cfg.AcceleratedAPIKey, cfg.AcceleratedTLS, ranking.AcceleratedQuery); err != nil {
 		return err
 	}
-	if m.Materialized, err = m.openRuntime("materialized runtime", cfg.MaterializedAddr, cfg.MaterializedAPIKey, ranking.MaterializedQuery); err != nil {
+	if m.Materialized, err = m.openRuntime("materialized runtime", "MATERIALIZED", cfg.MaterializedAddr, cfg.MaterializedAPIKey, cfg.MaterializedTLS, ranking.MaterializedQuery); err != nil {
 		return err
 	}
 
@@ -191,7 +191,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Logger.Info("api listening", "version", version.Version, "addr", m.Server.ListenAddr().String(),
 		"postgres", m.Postgres.Addr(), "accelerated", cfg.AcceleratedAddr, "materialized", cfg.MaterializedAddr,
 		"pool_size", cfg.PoolSize, "write_pool_size", cfg.WritePoolSize, "runtime_protocol", cfg.RuntimeProtocol,
-		"write_key", cfg.WriteKey != "")
+		"write_key", cfg.WriteKey != "", "accelerated_tls", cfg.AcceleratedTLS.Enabled, "materialized_tls", cfg.MaterializedTLS.Enabled)
 	return nil
 }
 

@@ -8,6 +8,12 @@
 //
 //	go test -tags e2e ./internal/e2e/
 //
+// The same tag runs TestStackTLS (about 40 s): the stack as make TLS=1 starts it
+// (docker-compose.tls.yml, certificates from cmd/devcerts in a temporary
+// directory given as TLS_CERTS_DIR), checking that the rankings converge, that
+// every TCP client of Postgres is on TLS and a plain one is refused, and that the
+// runtimes' HTTP and Flight ports answer TLS only.
+//
 // With the browser build tag, the live page's test drives /live in headless
 // Chromium (Debian's chromium package, through chromedp) with a write key on: no
 // console error, the three rankings equal Postgres's, an order posted with the

@@ -36,6 +36,9 @@
 // Start, so a test can take Postgres away and bring it back under a client that
 // keeps its DSN.
 //
+// StartTLS starts one with ssl=on and a given certificate (internal/testcert
+// makes one), for clients that verify it (sslmode=verify-full, sslrootcert).
+//
 // Ryuk, testcontainers' reaper, is an image that cannot be pulled offline, so
 // pgtest sets TESTCONTAINERS_RYUK_DISABLED=true unless the environment says
 // otherwise, and terminates every container itself (t.Cleanup, or the stop function

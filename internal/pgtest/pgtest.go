@@ -101,9 +101,28 @@ type Postgres struct {
 // Docker is unreachable or the image is missing.
 func Start(tb testing.TB) *Postgres {
 	tb.Helper()
+	return startFor(tb, nil)
+}
+
+// TLS is a server certificate for StartTLS: PEM files on the host.
+type TLS struct {
+	CertFile string // the server's certificate (and any intermediates)
+	KeyFile  string // its private key
+}
+
+// StartTLS is Start with ssl=on, serving the certificate of t. Plain connections
+// stay allowed, so DSN (sslmode=disable) still works; a client asks for TLS with
+// its own sslmode (DSNFor's result with sslmode replaced, say).
+func StartTLS(tb testing.TB, t TLS) *Postgres {
+	tb.Helper()
+	return startFor(tb, &t)
+}
+
+func startFor(tb testing.TB, t *TLS) *Postgres {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultStartTimeout)
 	defer cancel()
-	p, err := start(ctx, tclog.TestLogger(tb))
+	p, err := start(ctx, tclog.TestLogger(tb), t)
 	if err != nil {
 		tb.Fatalf("pgtest: %v", err)
 	}
@@ -141,7 +160,7 @@ func Main(m *testing.M, pg **Postgres) {
 func StartMain() (*Postgres, func(), error) {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultStartTimeout)
 	defer cancel()
-	p, err := start(ctx, tclog.NewNoopLogger())
+	p, err := start(ctx, tclog.NewNoopLogger(), nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pgtest: %w", err)
 	}
@@ -195,7 +214,7 @@ func (p *Postgres) Terminate(ctx context.Context) error {
 	return nil
 }
 
-func start(ctx context.Context, logger tclog.Logger) (*Postgres, error) {
+func start(ctx context.Context, logger tclog.Logger, t *TLS) (*Postgres, error) {
 	disableRyuk.Do(func() {
 		if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
 			// Ryuk's image cannot be pulled offline; we terminate containers ourselves.
@@ -215,7 +234,7 @@ func start(ctx context.Context, logger tclog.Logger) (*Postgres, error) {
 		if err != nil {
 			return nil, err
 		}
-		p, err := run(ctx, image, bindIP, host, port, logger)
+		p, err := run(ctx, image, bindIP, host, port, logger, t)
 		if err == nil {
 			return p, nil
 		}
@@ -256,7 +275,7 @@ func checkDocker(ctx context.Context, image string) (bindIP netip.Addr, host str
 	return bindIP, host, nil
 }
 
-func run(ctx context.Context, image string, bindIP netip.Addr, host string, port int, logger tclog.Logger) (*Postgres, error) {
+func run(ctx context.Context, image string, bindIP netip.Addr, host string, port int, logger tclog.Logger, t *TLS) (*Postgres, error) {
 	p := &Postgres{
 		Host:     host,
 		Port:     port,
@@ -286,6 +305,9 @@ func run(ctx context.Context, image string, bindIP netip.Addr, host string, port
 		Started: true,
 		Logger:  logger,
 	}
+	if t != nil {
+		withTLS(&req.ContainerRequest, *t)
+	}
 	c, err := testcontainers.GenericContainer(ctx, req)
 	if c != nil {
 		p.container, _ = c.(*testcontainers.DockerContainer)
@@ -301,6 +323,26 @@ func run(ctx context.Context, image string, bindIP netip.Addr, host string, port
 		return nil, fmt.Errorf("start %s: unexpected container type %T", image, c)
 	}
 	return p, nil
+}
+
+// tlsDir is where the container gets the certificate; Postgres reads the
+// copies in tlsCopyDir, which the entrypoint makes owned by postgres with the
+// key at mode 0600, as Postgres requires.
+const (
+	tlsDir     = "/pgtest-tls"
+	tlsCopyDir = "/var/lib/postgresql/tls"
+)
+
+func withTLS(req *testcontainers.ContainerRequest, t TLS) {
+	req.Files = append(req.Files,
+		testcontainers.ContainerFile{HostFilePath: t.CertFile, ContainerFilePath: tlsDir + "/server.crt", FileMode: 0o644},
+		testcontainers.ContainerFile{HostFilePath: t.KeyFile, ContainerFilePath: tlsDir + "/server.key", FileMode: 0o644})
+	req.Entrypoint = []string{"sh", "-c", "mkdir -p " + tlsCopyDir +
+		" && install -o postgres -g postgres -m 0644 " + tlsDir + "/server.crt " + tlsCopyDir + "/server.crt" +
+		" && install -o postgres -g postgres -m 0600 " + tlsDir + "/server.key " + tlsCopyDir + "/server.key" +
+		` && exec docker-entrypoint.sh "$@"`, "sh"}
+	req.Cmd = append(req.Cmd, "-c", "ssl=on",
+		"-c", "ssl_cert_file="+tlsCopyDir+"/server.crt", "-c", "ssl_key_file="+tlsCopyDir+"/server.key")
 }
 
 func freePort() (int, error) {

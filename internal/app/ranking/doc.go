@@ -22,6 +22,11 @@
 //	defer acc.Close()
 //	res, err := acc.Ranking(ctx, ranking.Request{MinPosition: lsn})
 //
+// With TLS set (a *tls.Config) the client speaks TLS to a runtime serving
+// runtime.tls; a failed handshake is ErrUnavailable saying to check TLS.
+// TransportCredentials gives other clients of the same runtime (the replicas'
+// health watch) the same credentials.
+//
 // An answer whose bytes equal the last one's is not decoded again (its rows are
 // shared, read-only). With Coalesce, concurrent reads of the same Request share
 // calls: those arriving while a call is in flight wait for the next one, so each

@@ -3,6 +3,7 @@ package ranking
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
@@ -81,6 +83,10 @@ type Flight struct {
 	// when it ends and answers all of them, so every answer is still from a
 	// call that started after its read arrived. Off when false.
 	Coalesce bool
+	// TLS, when set, makes the client speak TLS, verifying the runtime's
+	// certificate by its RootCAs (the system's roots when nil) and ServerName
+	// (the host of addr when empty). Nil: plaintext gRPC, the default.
+	TLS *tls.Config
 
 	name, addr, query string
 	ticket            *flight.Ticket // the query as a plain Flight ticket
@@ -89,8 +95,8 @@ type Flight struct {
 	calls             coalescer
 }
 
-// NewFlight returns a reader that sends query to the runtime at addr (host:port,
-// plaintext gRPC). name says what the runtime is in error messages ("accelerated
+// NewFlight returns a reader that sends query to the runtime at addr (host:port;
+// plaintext gRPC unless TLS is set). name says what the runtime is in error messages ("accelerated
 // runtime"). Call Open before use.
 func NewFlight(name, addr, query string) *Flight {
 	return &Flight{name: name, addr: addr, query: query, ticket: &flight.Ticket{Ticket: []byte(query)}}
@@ -112,7 +118,7 @@ func (f *Flight) Open() error {
 		f.Alloc = memory.DefaultAllocator
 	}
 	c, err := flightsql.NewClient(f.addr, nil, nil,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(TransportCredentials(f.TLS)),
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: maxReconnectDelay},
 			MinConnectTimeout: DefaultPingTimeout,
@@ -124,6 +130,20 @@ func (f *Flight) Open() error {
 	c.Alloc = f.Alloc
 	f.client = c
 	return nil
+}
+
+// TransportCredentials are the gRPC credentials of cfg: TLS with a copy of cfg
+// (at least TLS 1.2), or plaintext when cfg is nil. The replicas' health watch
+// dials with the same.
+func TransportCredentials(cfg *tls.Config) credentials.TransportCredentials {
+	if cfg == nil {
+		return insecure.NewCredentials()
+	}
+	cfg = cfg.Clone()
+	if cfg.MinVersion < tls.VersionTLS12 {
+		cfg.MinVersion = tls.VersionTLS12
+	}
+	return credentials.NewTLS(cfg)
 }
 
 // Close closes the client; calls in flight fail.
@@ -369,7 +389,7 @@ func (f *Flight) wrap(ctx context.Context, timeout time.Duration, op string, err
 	case codes.Unavailable, codes.ResourceExhausted, codes.Aborted, codes.FailedPrecondition, codes.Canceled:
 		e.Kind = ErrUnavailable
 		if st.Code() == codes.Unavailable && !strings.Contains(e.Detail, "not ready") {
-			e.Detail += "; check that it is running and listening on that address"
+			e.Detail += f.unavailableHint(e.Detail)
 		}
 	case codes.DeadlineExceeded:
 		e.Kind = ErrTimeout
@@ -378,6 +398,40 @@ func (f *Flight) wrap(ctx context.Context, timeout time.Duration, op string, err
 		e.Detail = fmt.Sprintf("%s (%s)", e.Detail, st.Code())
 	}
 	return e
+}
+
+// unavailableHint says what to check when a runtime cannot be reached: TLS
+// settings when the handshake failed, or when a plaintext client's connection
+// was closed before the server spoke (what a TLS server does to it).
+func (f *Flight) unavailableHint(detail string) string {
+	if f.TLS != nil && tlsFailure(detail) {
+		return "; the TLS handshake failed: check that the runtime serves TLS on this port " +
+			"(runtime.tls in its spicepod) and that its certificate is signed by the CA the api trusts " +
+			"and names the host dialled (or the TLS server name set)"
+	}
+	if f.TLS == nil && plainRejected(detail) {
+		return "; check that it is running and listening on that address, " +
+			"and whether it serves TLS (runtime.tls in its spicepod): then the api must dial it with TLS"
+	}
+	return "; check that it is running and listening on that address"
+}
+
+func tlsFailure(detail string) bool {
+	for _, s := range []string{"tls:", "x509:", "authentication handshake failed"} {
+		if strings.Contains(detail, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func plainRejected(detail string) bool {
+	for _, s := range []string{"server preface", "connection reset", "EOF"} {
+		if strings.Contains(detail, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // deadlinePassed reports whether ctx's deadline has come, or as good as: gRPC's

@@ -4,6 +4,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/logging"
 
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,6 +54,11 @@ type Pool struct {
 	// Resolve returns the replicas' addresses (host:port). Nil means: look up
 	// the target's host in DNS and pair every address with the target's port.
 	Resolve func(ctx context.Context) ([]string, error)
+	// TLS is what the health watch dials each replica's Flight port with, as
+	// ranking.Flight.TLS: give it the readers' own configuration (with
+	// ServerName set to the service's name, as a replica is dialled by its IP
+	// address). Nil: plaintext, the default.
+	TLS *tls.Config
 	// Logger receives replicas joining, leaving, turning unhealthy and being
 	// ejected. Default: discard.
 	Logger *slog.Logger
