@@ -104,9 +104,19 @@ func TestRanking_RealRuntime_TLSMismatch(t *testing.T) {
 		"/ranking-accelerated":  "the TLS handshake failed: check",
 		"/ranking-materialized": "whether it serves TLS",
 	} {
-		a := waitStatus(t, m, path, http.StatusServiceUnavailable)
-		if got := errorOf(t, a); !strings.Contains(got, msg) {
-			t.Fatalf("%s: error=%q, want it to contain %q", path, got, msg)
+		// Until the pool has seen the replica, the answer is 503 "no replica
+		// found": wait for the dial's own error.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			a := waitStatus(t, m, path, http.StatusServiceUnavailable)
+			got := errorOf(t, a)
+			if strings.Contains(got, msg) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: error=%q, want it to contain %q", path, got, msg)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 }
