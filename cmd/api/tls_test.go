@@ -171,3 +171,20 @@ func TestRun_TLSCAFileErrors(t *testing.T) {
 		})
 	}
 }
+
+// doResolved is do, asked again while the api has not yet found the runtime's
+// replica (503 "no replica resolved yet" / "no replica found"): the pool
+// resolves and health-checks in the background after the api starts.
+func doResolved(t *testing.T, m *main.Main, method, path, body string) answer {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a := do(t, m, method, path, body)
+		waiting := a.status == http.StatusServiceUnavailable &&
+			(strings.Contains(a.body, "no replica resolved yet") || strings.Contains(a.body, "no replica found"))
+		if !waiting || time.Now().After(deadline) {
+			return a
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
