@@ -11,6 +11,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 )
 
@@ -24,8 +25,8 @@ func TestRanking_RuntimeWithAPIKeys(t *testing.T) {
 	e := runtimetest.NewEngine(t, runtimetest.RecipePod,
 		map[string]engine.Source{"products": products, "orders": orders}, nil)
 	runtimetest.WaitReady(t, e)
-	acc := runtimetest.StartServer(t, e, mem, func(s *flightsrv.Server) { s.APIKeys = []string{"acc-key"} })
-	mat := runtimetest.StartServer(t, e, mem, func(s *flightsrv.Server) { s.APIKeys = []string{"mat-key"} })
+	acc := runtimetest.StartServer(t, e, mem, func(s *flightsrv.Server) { s.APIKeys = apikey.ReadOnlyKeys("acc-key") })
+	mat := runtimetest.StartServer(t, e, mem, func(s *flightsrv.Server) { s.APIKeys = apikey.ReadOnlyKeys("mat-key") })
 
 	m := MustRunMain(t, map[string]string{
 		"ACCELERATED_FLIGHT_ADDR":  acc.Addr(),

@@ -31,6 +31,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres/cdc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/spiceai"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/httpsrv"
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
@@ -375,13 +376,21 @@ func (m *Main) openServers() error {
 
 // security returns the API keys both ports require (none: open) and their TLS
 // configuration (nil: plaintext), from the spicepod's runtime.auth and runtime.tls.
-func (m *Main) security() ([]string, *tls.Config, error) {
-	var keys []string
+func (m *Main) security() ([]apikey.Key, *tls.Config, error) {
+	var keys []apikey.Key
+	readWrite := 0
 	if a := m.Pod.Runtime.Auth.APIKey; a.Enabled {
-		keys = a.Keys
+		for _, k := range a.Keys {
+			access := apikey.ReadOnly
+			if k.ReadWrite {
+				access = apikey.ReadWrite
+				readWrite++
+			}
+			keys = append(keys, apikey.Key{Secret: k.Key, Access: access})
+		}
 	}
 	t := m.Pod.Runtime.TLS
-	m.Logger.Info("security", "api_keys", len(keys), "tls", t.Enabled)
+	m.Logger.Info("security", "api_keys", len(keys), "read_write_keys", readWrite, "tls", t.Enabled)
 	if !t.Enabled {
 		return keys, nil, nil
 	}

@@ -21,10 +21,32 @@ type Auth struct {
 // /health and /v1/ready) and every Flight call must carry one of Keys.
 type APIKeyAuth struct {
 	Enabled bool
-	// Keys are the accepted keys, secret references substituted. Never empty
-	// when Enabled.
-	Keys []string
+	// Keys are the accepted keys, secret references substituted and access
+	// suffixes parsed (see APIKey). Never empty when Enabled.
+	Keys []APIKey
 }
+
+// APIKey is one entry of runtime.auth.api-key.keys, as upstream writes them:
+// `<key>:ro` is read-only, `<key>:rw` read-write, a key without either suffix
+// read-only. The suffix is read from the end of the value after secret
+// substitution, so `${env:KEY}:rw`, a literal `abc:rw` and a variable holding
+// `abc:rw` all mean the key abc, read-write.
+//
+// A colon may be part of a key: any other ending (`a:b`) is kept whole as a
+// read-only key, because it cannot be told apart from a key that contains a
+// colon. Only text written after a reference is surely a suffix: there
+// `${env:KEY}:rx` is an error. A key that itself ends in :ro or :rw is written
+// with its suffix after it (`abc:rw:ro`).
+type APIKey struct {
+	Key       string
+	ReadWrite bool
+}
+
+// Access suffixes of runtime.auth.api-key.keys.
+const (
+	suffixReadOnly  = ":ro"
+	suffixReadWrite = ":rw"
+)
 
 // TLS is runtime.tls: when Enabled, the HTTP and Flight ports speak TLS only.
 // The certificate comes from CertificateFile or Certificate (PEM), the key from
@@ -98,8 +120,8 @@ func (o *object) auth() Auth {
 }
 
 // keyList decodes key as a list of non-empty scalars, secret references
-// substituted.
-func (o *object) keyList(key string) []string {
+// substituted and access suffixes parsed (see APIKey).
+func (o *object) keyList(key string) []APIKey {
 	n := o.get(key)
 	if isNull(n) {
 		return nil
@@ -108,7 +130,7 @@ func (o *object) keyList(key string) []string {
 		o.failf(key, "must be a list of keys, got %s", describe(n))
 		return nil
 	}
-	var out []string
+	var out []APIKey
 	for i, item := range n.Content {
 		item = resolve(item)
 		field := fmt.Sprintf("%s #%d", key, i+1)
@@ -116,14 +138,57 @@ func (o *object) keyList(key string) []string {
 			o.d.fail(item.Line, o.comp, o.field(field), "must be a single value, got %s", describe(item))
 			continue
 		}
-		v := strings.TrimSpace(o.substitute(key, item.Value))
-		if v == "" {
-			o.d.fail(item.Line, o.comp, o.field(field), "is empty; a key must not be blank (is the variable it references empty?)")
+		k, err := o.apiKey(key, item.Value)
+		if err != "" {
+			o.d.fail(item.Line, o.comp, o.field(field), "%s", err)
 			continue
 		}
-		out = append(out, v)
+		out = append(out, k)
 	}
 	return out
+}
+
+// apiKey substitutes v's references and splits off its access suffix. The
+// message is empty when v is a valid key.
+func (o *object) apiKey(key, v string) (APIKey, string) {
+	v = strings.TrimSpace(v)
+	var k APIKey
+	if written, ok := suffixAfterReference(v); ok {
+		switch written {
+		case suffixReadOnly, suffixReadWrite:
+			k.Key, k.ReadWrite = o.substitute(key, strings.TrimSuffix(v, written)), written == suffixReadWrite
+		default:
+			return k, fmt.Sprintf("ends in %q after its reference; the access suffix must be :ro (read-only) or :rw (read-write), "+
+				"or put the whole key in the variable", written)
+		}
+	} else {
+		k.Key = strings.TrimSpace(o.substitute(key, v))
+		switch {
+		case strings.HasSuffix(k.Key, suffixReadWrite):
+			k.Key, k.ReadWrite = strings.TrimSuffix(k.Key, suffixReadWrite), true
+		case strings.HasSuffix(k.Key, suffixReadOnly):
+			k.Key = strings.TrimSuffix(k.Key, suffixReadOnly)
+		}
+	}
+	if strings.TrimSpace(k.Key) == "" {
+		return k, "is empty; a key must not be blank (is the variable it references empty?)"
+	}
+	return k, ""
+}
+
+// suffixAfterReference returns the text written after v's last secret
+// reference when it starts with a colon: `${env:KEY}:rw` gives ":rw". ok is
+// false when v ends otherwise.
+func suffixAfterReference(v string) (suffix string, ok bool) {
+	refs := secretRef.FindAllStringIndex(v, -1)
+	if len(refs) == 0 {
+		return "", false
+	}
+	rest := v[refs[len(refs)-1][1]:]
+	if !strings.HasPrefix(rest, ":") {
+		return "", false
+	}
+	return rest, true
 }
 
 // tls decodes runtime.tls; when enabled it checks that the certificate and

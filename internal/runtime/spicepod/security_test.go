@@ -19,6 +19,12 @@ func secretLookup(name string) (string, bool) {
 		return "from-the-env", true
 	case "EMPTY_KEY":
 		return "", true
+	case "RW_KEY":
+		return "from-the-env:rw", true
+	case "COLON_KEY":
+		return "a:b", true
+	case "SUFFIX_ONLY":
+		return ":rw", true
 	}
 	return "", false
 }
@@ -30,9 +36,9 @@ func TestParse_RuntimeAuth(t *testing.T) {
 	}{
 		{"absent", "", spicepod.APIKeyAuth{}},
 		{"keys", "runtime:\n  auth:\n    api-key:\n      enabled: true\n      keys: [literal, '${secrets:API_KEY}', '${env:API_KEY}']\n",
-			spicepod.APIKeyAuth{Enabled: true, Keys: []string{"literal", "from-the-env", "from-the-env"}}},
+			spicepod.APIKeyAuth{Enabled: true, Keys: []spicepod.APIKey{{Key: "literal"}, {Key: "from-the-env"}, {Key: "from-the-env"}}}},
 		{"enabled by default", "runtime:\n  auth:\n    api-key:\n      keys:\n        - k1\n",
-			spicepod.APIKeyAuth{Enabled: true, Keys: []string{"k1"}}},
+			spicepod.APIKeyAuth{Enabled: true, Keys: []spicepod.APIKey{{Key: "k1"}}}},
 		{"disabled without keys", "runtime:\n  auth:\n    api-key:\n      enabled: false\n",
 			spicepod.APIKeyAuth{}},
 	} {
@@ -42,6 +48,43 @@ func TestParse_RuntimeAuth(t *testing.T) {
 				t.Fatal(err)
 			}
 			equal(t, "api-key", pod.Runtime.Auth.APIKey, tt.want)
+		})
+	}
+}
+
+// TestParse_APIKeyAccess: the :ro and :rw suffixes, written literally, after a
+// reference or inside the substituted value; other colons are part of the key.
+func TestParse_APIKeyAccess(t *testing.T) {
+	for _, tt := range []struct {
+		key  string
+		want spicepod.APIKey
+	}{
+		{"plain", spicepod.APIKey{Key: "plain"}},
+		{"plain:ro", spicepod.APIKey{Key: "plain"}},
+		{"plain:rw", spicepod.APIKey{Key: "plain", ReadWrite: true}},
+		{"'${env:API_KEY}'", spicepod.APIKey{Key: "from-the-env"}},
+		{"'${env:API_KEY}:rw'", spicepod.APIKey{Key: "from-the-env", ReadWrite: true}},
+		{"'${secrets:API_KEY}:ro'", spicepod.APIKey{Key: "from-the-env"}},
+		{"'${env:RW_KEY}'", spicepod.APIKey{Key: "from-the-env", ReadWrite: true}},
+		// A suffix after the reference wins; the value is then the key, whole.
+		{"'${env:RW_KEY}:ro'", spicepod.APIKey{Key: "from-the-env:rw"}},
+		{"'prefix-${env:API_KEY}:rw'", spicepod.APIKey{Key: "prefix-from-the-env", ReadWrite: true}},
+		// Colons that are no suffix belong to the key.
+		{"'a:b'", spicepod.APIKey{Key: "a:b"}},
+		{"'a:rx'", spicepod.APIKey{Key: "a:rx"}},
+		{"'a:b:rw'", spicepod.APIKey{Key: "a:b", ReadWrite: true}},
+		{"'${env:COLON_KEY}'", spicepod.APIKey{Key: "a:b"}},
+		{"'${env:COLON_KEY}:rw'", spicepod.APIKey{Key: "a:b", ReadWrite: true}},
+		{"'${env:API_KEY}-tail'", spicepod.APIKey{Key: "from-the-env-tail"}},
+		{"'key:rw:ro'", spicepod.APIKey{Key: "key:rw"}},
+	} {
+		t.Run(tt.key, func(t *testing.T) {
+			doc := podHead + "runtime:\n  auth:\n    api-key:\n      keys: [" + tt.key + "]\n"
+			pod, err := spicepod.Parse([]byte(doc), "spicepod.yaml", secretLookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			equal(t, "keys", pod.Runtime.Auth.APIKey.Keys, []spicepod.APIKey{tt.want})
 		})
 	}
 }
@@ -103,6 +146,14 @@ func TestParse_RuntimeSecurityInvalid(t *testing.T) {
 			[]string{"line 8: runtime.auth.api-key.keys #1: is empty"}, nil},
 		{"key from a missing variable", "runtime:\n  auth:\n    api-key:\n      keys: ['${secrets:NO_SUCH_KEY}']\n",
 			[]string{"runtime.auth.api-key.keys: ${secrets:NO_SUCH_KEY} is not set", "NO_SUCH_KEY"}, spicepod.ErrUnresolved},
+		{"unknown suffix after a reference", "runtime:\n  auth:\n    api-key:\n      keys: ['${env:API_KEY}:rx']\n",
+			[]string{`line 7: runtime.auth.api-key.keys #1: ends in ":rx" after its reference`, ":ro (read-only) or :rw (read-write)"}, nil},
+		{"suffix without a key", "runtime:\n  auth:\n    api-key:\n      keys: [':rw']\n",
+			[]string{"runtime.auth.api-key.keys #1: is empty"}, nil},
+		{"variable holding only a suffix", "runtime:\n  auth:\n    api-key:\n      keys: ['${env:SUFFIX_ONLY}']\n",
+			[]string{"runtime.auth.api-key.keys #1: is empty"}, nil},
+		{"empty variable with a suffix", "runtime:\n  auth:\n    api-key:\n      keys: ['${env:EMPTY_KEY}:rw']\n",
+			[]string{"runtime.auth.api-key.keys #1: is empty"}, nil},
 		{"keys not a list", "runtime:\n  auth:\n    api-key:\n      keys: abc\n",
 			[]string{"runtime.auth.api-key.keys: must be a list of keys"}, nil},
 		{"unknown auth provider", "runtime:\n  auth:\n    jwt: {}\n",

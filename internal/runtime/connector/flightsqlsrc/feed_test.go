@@ -19,6 +19,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 )
 
@@ -249,7 +250,7 @@ func TestSilentUpstreamIsDropped(t *testing.T) {
 // tokens; the feed handshakes again at once instead of reporting the refused
 // token, and follows the restarted upstream.
 func TestResubscribeHandshakesAgain(t *testing.T) {
-	keys := func(s *flightsrv.Server) { s.APIKeys = []string{"k"} }
+	keys := func(s *flightsrv.Server) { s.APIKeys = apikey.ReadOnlyKeys("k") }
 	a := newUpstream(t, keys)
 	endpoint := "http://" + a.srv.Addr()
 	src := newSource(t, map[string]string{"flightsql_endpoint": endpoint, "flightsql_password": "k"}, "rankings")

@@ -12,6 +12,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 	"github.com/cqrs-spice/cqrs/internal/testcert"
 )
@@ -26,7 +27,7 @@ const upstreamKey = "upstream-key"
 func TestChainWithKeysAndTLS(t *testing.T) {
 	certs := testcert.New(t)
 	secure := func(s *flightsrv.Server) {
-		s.APIKeys = []string{upstreamKey}
+		s.APIKeys = apikey.ReadOnlyKeys(upstreamKey)
 		s.GRPCOptions = append(s.GRPCOptions, grpc.Creds(credentials.NewTLS(certs.ServerConfig(t))))
 	}
 	a := newUpstream(t, secure)
@@ -63,7 +64,7 @@ func TestChainWithKeysAndTLS(t *testing.T) {
 func TestSecureUpstreamErrors(t *testing.T) {
 	certs := testcert.New(t)
 	a := newUpstream(t, func(s *flightsrv.Server) {
-		s.APIKeys = []string{upstreamKey}
+		s.APIKeys = apikey.ReadOnlyKeys(upstreamKey)
 		s.GRPCOptions = append(s.GRPCOptions, grpc.Creds(credentials.NewTLS(certs.ServerConfig(t))))
 	})
 	endpoint := "https://" + a.srv.Addr()

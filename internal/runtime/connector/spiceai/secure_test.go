@@ -13,6 +13,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 	"github.com/cqrs-spice/cqrs/internal/testcert"
 )
@@ -28,7 +29,7 @@ func TestScanWithKeyAndTLS(t *testing.T) {
 	e := runtimetest.NewEngine(t, runtimetest.RecipePod, map[string]engine.Source{"products": products, "orders": orders}, nil)
 	runtimetest.WaitReady(t, e)
 	srv := runtimetest.StartServer(t, e, mem, func(s *flightsrv.Server) {
-		s.APIKeys = []string{"the-key"}
+		s.APIKeys = apikey.ReadOnlyKeys("the-key")
 		s.GRPCOptions = append(s.GRPCOptions, grpc.Creds(credentials.NewTLS(certs.ServerConfig(t))))
 	})
 	endpoint := "grpc+tls://" + srv.Addr()

@@ -14,6 +14,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/spiceai"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 )
 
@@ -109,7 +110,7 @@ func TestSubscribe(t *testing.T) {
 	products, orders := runtimetest.RecipeSources(t, mem, 100)
 	e := runtimetest.NewEngine(t, runtimetest.RecipePod, map[string]engine.Source{"products": products, "orders": orders}, nil)
 	runtimetest.WaitReady(t, e)
-	srv := runtimetest.StartServer(t, e, mem, func(s *flightsrv.Server) { s.APIKeys = []string{"key"} })
+	srv := runtimetest.StartServer(t, e, mem, func(s *flightsrv.Server) { s.APIKeys = apikey.ReadOnlyKeys("key") })
 
 	src := newSource(t, map[string]string{"spiceai_endpoint": "http://" + srv.Addr(), "spiceai_api_key": "key"}, "rankings")
 	st, err := src.Subscribe(context.Background())

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 )
 
 // Metadata keys that carry credentials.
@@ -22,58 +24,86 @@ const (
 	msgNoCredentials = "this runtime requires an API key: handshake with Basic credentials whose password is the key " +
 		"and send the returned authorization: Bearer <token> on every call, or send authorization: Bearer <key> " +
 		"or x-api-key: <key> (the keys are runtime.auth.api-key.keys of its spicepod)"
+	msgReadOnly = "this API key is read-only: the call would change the runtime's state and needs a read-write key; " +
+		"list one in runtime.auth.api-key.keys of the runtime's spicepod with the :rw suffix (e.g. ${env:ADMIN_KEY}:rw), " +
+		"and handshake with it or send it"
 	msgBadCredentials = "invalid credentials: the API key or bearer token is none this runtime accepts " +
 		"(the keys are runtime.auth.api-key.keys of its spicepod; a token from another run of the runtime is void: handshake again)"
 )
 
-// authenticate checks the credentials of a call when the server has API keys.
-// Accepted: authorization: Bearer <the token of a handshake> or <a key>;
-// authorization: Basic with a key as password; x-api-key: <a key>.
-func (s *Server) authenticate(ctx context.Context) error {
+// authenticate checks the credentials of a call when the server has API keys
+// and returns the access they grant; without keys every call has read-write
+// access. Accepted: authorization: Bearer <the token of a handshake> or <a
+// key>; authorization: Basic with a key as password; x-api-key: <a key>. When
+// a call carries several, the highest access wins.
+func (s *Server) authenticate(ctx context.Context) (apikey.Access, error) {
 	if s.keys.Empty() {
-		return nil
+		return apikey.ReadWrite, nil
 	}
 	// ValueFromIncomingContext copies one key's values, not the whole metadata.
 	seen := false
+	got := apikey.None
 	for _, v := range metadata.ValueFromIncomingContext(ctx, metadataAuthorization) {
 		seen = true
 		scheme, cred, _ := strings.Cut(strings.TrimSpace(v), " ")
 		cred = strings.TrimSpace(cred)
 		switch {
 		case strings.EqualFold(scheme, "Bearer"):
-			if s.validToken(cred) || s.keys.Valid(cred) {
-				return nil
-			}
+			got = max(got, s.tokenAccess(cred), s.keys.Access(cred))
 		case strings.EqualFold(scheme, "Basic"):
-			if _, password, ok := decodeBasic(cred); ok && s.keys.Valid(password) {
-				return nil
+			if _, password, ok := decodeBasic(cred); ok {
+				got = max(got, s.keys.Access(password))
 			}
 		}
 	}
 	for _, v := range metadata.ValueFromIncomingContext(ctx, metadataAPIKey) {
 		seen = true
-		if s.keys.Valid(strings.TrimSpace(v)) {
-			return nil
-		}
+		got = max(got, s.keys.Access(strings.TrimSpace(v)))
 	}
-	if !seen {
-		return status.Error(codes.Unauthenticated, msgNoCredentials)
+	switch {
+	case got != apikey.None:
+		return got, nil
+	case !seen:
+		return apikey.None, status.Error(codes.Unauthenticated, msgNoCredentials)
 	}
-	return status.Error(codes.Unauthenticated, msgBadCredentials)
+	return apikey.None, status.Error(codes.Unauthenticated, msgBadCredentials)
 }
 
 // handshakeAuth checks the credentials of a Handshake. Without API keys any
 // well-formed Basic credentials pass, as before; with keys the call must carry
-// one (see authenticate), which the answer's bearer token then stands for.
-func (s *Server) handshakeAuth(ctx context.Context) error {
+// one (see authenticate), whose access the answer's bearer token then carries.
+func (s *Server) handshakeAuth(ctx context.Context) (apikey.Access, error) {
 	if s.keys.Empty() {
-		return checkBasic(ctx)
+		return apikey.ReadWrite, checkBasic(ctx)
 	}
 	return s.authenticate(ctx)
 }
 
-func (s *Server) validToken(t string) bool {
-	return t != "" && subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1
+// tokenAccess returns the access a handshake's bearer token stands for: each
+// level has its own random token per run of the server.
+func (s *Server) tokenAccess(t string) apikey.Access {
+	if t == "" {
+		return apikey.None
+	}
+	ro := subtle.ConstantTimeCompare([]byte(t), []byte(s.tokens[apikey.ReadOnly]))
+	rw := subtle.ConstantTimeCompare([]byte(t), []byte(s.tokens[apikey.ReadWrite]))
+	return apikey.Access(subtle.ConstantTimeSelect(rw, int(apikey.ReadWrite), subtle.ConstantTimeSelect(ro, int(apikey.ReadOnly), int(apikey.None))))
+}
+
+// accessKey is the call context's key for the caller's apikey.Access.
+type accessKey struct{}
+
+func withAccess(ctx context.Context, a apikey.Access) context.Context {
+	return context.WithValue(ctx, accessKey{}, a)
+}
+
+// requireWrite refuses with PermissionDenied a call whose credentials are
+// read-only: it guards the calls that would change the runtime's state.
+func requireWrite(ctx context.Context) error {
+	if a, _ := ctx.Value(accessKey{}).(apikey.Access); a.CanWrite() {
+		return nil
+	}
+	return status.Error(codes.PermissionDenied, msgReadOnly)
 }
 
 // decodeBasic reads base64 of user:password.
@@ -95,20 +125,34 @@ const healthPrefix = "/grpc.health.v1.Health/"
 
 // authUnary and authStream refuse calls without valid credentials, except
 // Handshake, which checks its own, and health checks.
+// Both record the access of the credentials in the call's context for
+// requireWrite.
 func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if !strings.HasPrefix(info.FullMethod, healthPrefix) {
-		if err := s.authenticate(ctx); err != nil {
+		a, err := s.authenticate(ctx)
+		if err != nil {
 			return nil, err
 		}
+		ctx = withAccess(ctx, a)
 	}
 	return handler(ctx, req)
 }
 
 func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	if methodName(info.FullMethod) != "Handshake" && !strings.HasPrefix(info.FullMethod, healthPrefix) {
-		if err := s.authenticate(ss.Context()); err != nil {
+		a, err := s.authenticate(ss.Context())
+		if err != nil {
 			return err
 		}
+		ss = accessStream{ServerStream: ss, ctx: withAccess(ss.Context(), a)}
 	}
 	return handler(srv, ss)
 }
+
+// accessStream is a stream whose context carries the caller's access.
+type accessStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (a accessStream) Context() context.Context { return a.ctx }

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 	"github.com/cqrs-spice/cqrs/internal/testcert"
 )
@@ -22,7 +23,7 @@ const testKey = "s3cret-key"
 const rankingsSQL = "select name, count from rankings order by count desc limit 5"
 
 func withKeys(keys ...string) func(*flightsrv.Server) {
-	return func(s *flightsrv.Server) { s.APIKeys = keys }
+	return func(s *flightsrv.Server) { s.APIKeys = apikey.ReadOnlyKeys(keys...) }
 }
 
 func basicAuth(ctx context.Context, user, password string) context.Context {
@@ -141,7 +142,7 @@ func TestAPIKeys_TokenOfAnotherServer(t *testing.T) {
 func TestTLS(t *testing.T) {
 	certs := testcert.New(t)
 	r := newRecipe(t, nil, func(s *flightsrv.Server) {
-		s.APIKeys = []string{testKey}
+		s.APIKeys = apikey.ReadOnlyKeys(testKey)
 		s.GRPCOptions = append(s.GRPCOptions, grpc.Creds(credentials.NewTLS(certs.ServerConfig(t))))
 	})
 	ctx := testContext(t)
@@ -163,4 +164,72 @@ func TestTLS(t *testing.T) {
 	if _, err := plain.AuthenticateBasicToken(ctx, "", testKey); err == nil {
 		t.Error("a plaintext client completed a handshake with the TLS server")
 	}
+}
+
+// TestAPIKeyAccess: a read-only key (handshake token or sent directly) queries
+// and subscribes; a Flight SQL update is refused with PermissionDenied and a
+// hint to use a :rw key; a read-write key gets past that check (the runtime
+// takes no writes: Unimplemented). Each handshake's token keeps its key's level.
+func TestAPIKeyAccess(t *testing.T) {
+	r := newRecipe(t, nil, func(s *flightsrv.Server) {
+		s.APIKeys = []apikey.Key{{Secret: "reader", Access: apikey.ReadOnly}, {Secret: "admin", Access: apikey.ReadWrite}}
+	})
+	c := newPlainClient(t, r.srv)
+	fsql := newClient(t, r.srv)
+	ctx := testContext(t)
+	roToken, err := c.AuthenticateBasicToken(ctx, "", "reader")
+	if err != nil {
+		t.Fatalf("handshake with the read-only key: %v", err)
+	}
+	rwToken, err := c.AuthenticateBasicToken(ctx, "", "admin")
+	if err != nil {
+		t.Fatalf("handshake with the read-write key: %v", err)
+	}
+	roMD, _ := metadata.FromOutgoingContext(roToken)
+	rwMD, _ := metadata.FromOutgoingContext(rwToken)
+	if ro, rw := roMD.Get("authorization"), rwMD.Get("authorization"); len(ro) != 1 || len(rw) != 1 || ro[0] == rw[0] {
+		t.Fatalf("tokens ro=%q rw=%q, want one each and different", ro, rw)
+	}
+
+	for _, tt := range []struct {
+		name     string
+		ctx      context.Context
+		isWriter bool
+	}{
+		{"read-only token", roToken, false},
+		{"read-only x-api-key", metadata.AppendToOutgoingContext(ctx, "x-api-key", "reader"), false},
+		{"read-only bearer key", metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer reader"), false},
+		{"read-write token", rwToken, true},
+		{"read-write x-api-key", metadata.AppendToOutgoingContext(ctx, "x-api-key", "admin"), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, err := queryRankings(tt.ctx, c); err != nil || !equal(got, wantRankings) {
+				t.Errorf("query: %q, %v; want %q", got, err, wantRankings)
+			}
+			rd, err := subscribe(tt.ctx, c, subscribeTo("rankings"))
+			if err != nil {
+				t.Fatalf("subscribe: %v", err)
+			}
+			if got := next(t, rd); !equal(got.rows, wantRankings) {
+				t.Errorf("subscription snapshot %q, want %q", got.rows, wantRankings)
+			}
+			rd.Release()
+			_, err = fsql.ExecuteUpdate(tt.ctx, "delete from orders")
+			if tt.isWriter {
+				wantCode(t, err, codes.Unimplemented, "takes no writes")
+			} else {
+				wantCode(t, err, codes.PermissionDenied, "read-only", ":rw")
+			}
+		})
+	}
+
+	_, err = fsql.ExecuteUpdate(metadata.AppendToOutgoingContext(ctx, "x-api-key", "admin:rw"), "delete from orders")
+	wantCode(t, err, codes.Unauthenticated, "invalid credentials")
+}
+
+// TestNoKeysAllowsWrites: without keys every call passes the access check.
+func TestNoKeysAllowsWrites(t *testing.T) {
+	r := newRecipe(t, nil, nil)
+	_, err := newClient(t, r.srv).ExecuteUpdate(testContext(t), "delete from orders")
+	wantCode(t, err, codes.Unimplemented, "takes no writes")
 }

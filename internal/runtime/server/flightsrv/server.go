@@ -93,8 +93,9 @@ type Server struct {
 	PrimaryKeys func(table string) []string
 	// GRPCOptions are added to the gRPC server's options (TLS credentials, say).
 	GRPCOptions []grpc.ServerOption
-	// APIKeys, when not empty, are required on every call (see auth.go).
-	APIKeys []string
+	// APIKeys, when not empty, are required on every call but health checks
+	// (see auth.go); calls that would change state need a read-write one.
+	APIKeys []apikey.Key
 	// Ready says whether the runtime is ready to answer (every dataset loaded);
 	// grpc.health.v1 on the Flight port reports SERVING only while it holds and
 	// until Drain. Nil means always ready.
@@ -105,7 +106,7 @@ type Server struct {
 
 	engine Engine
 	addr   string
-	token  string
+	tokens map[apikey.Access]string // a handshake's bearer token per access level
 	keys   *apikey.Keys
 
 	mu       sync.Mutex
@@ -153,12 +154,15 @@ func (s *Server) Open() error {
 	if err != nil {
 		return fmt.Errorf("listen for flight on %s: %w; is another runtime using the port? pick another with --flight", s.addr, err)
 	}
-	token := make([]byte, 16)
-	if _, err := rand.Read(token); err != nil {
-		lis.Close()
-		return fmt.Errorf("create bearer token: %w", err)
+	s.tokens = make(map[apikey.Access]string, 2)
+	for _, a := range []apikey.Access{apikey.ReadOnly, apikey.ReadWrite} {
+		token := make([]byte, 16)
+		if _, err := rand.Read(token); err != nil {
+			lis.Close()
+			return fmt.Errorf("create bearer token: %w", err)
+		}
+		s.tokens[a] = hex.EncodeToString(token)
 	}
-	s.token = hex.EncodeToString(token)
 	s.keys = apikey.New(s.APIKeys)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.tickets = newTickets(s.TicketTTL, s.MaxTicketBytes)

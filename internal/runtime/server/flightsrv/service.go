@@ -67,15 +67,18 @@ func rawSQL(desc *flight.FlightDescriptor) (string, bool, error) {
 // Handshake answers at once, without waiting for a client message: the Go SDK
 // sends none and reads the header first. Without API keys any Basic
 // credentials are accepted; with keys the password must be one (auth.go). The
-// bearer token returned is what clients send on later calls.
+// bearer token returned is what clients send on later calls; it carries the
+// key's access (read-only or read-write).
 func (v *service) Handshake(stream flight.FlightService_HandshakeServer) error {
-	if err := v.s.handshakeAuth(stream.Context()); err != nil {
+	a, err := v.s.handshakeAuth(stream.Context())
+	if err != nil {
 		return err
 	}
-	if err := stream.SetHeader(metadata.Pairs(wire.MetadataAuthorization, "Bearer "+v.s.token)); err != nil {
+	token := v.s.tokens[a]
+	if err := stream.SetHeader(metadata.Pairs(wire.MetadataAuthorization, "Bearer "+token)); err != nil {
 		return err
 	}
-	return stream.Send(&flight.HandshakeResponse{Payload: []byte(v.s.token)})
+	return stream.Send(&flight.HandshakeResponse{Payload: []byte(token)})
 }
 
 // checkBasic refuses Basic credentials that are not base64 of user:password.

@@ -1,6 +1,7 @@
 package httpsrv
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -13,16 +14,29 @@ const HeaderAPIKey = "X-API-Key"
 // openPaths answer without a key, as upstream's: probes of orchestrators carry none.
 var openPaths = map[string]bool{"/health": true, "/v1/ready": true}
 
+const msgReadOnly = "this API key is read-only: a refresh changes the runtime's data and needs a read-write key; " +
+	"list one in runtime.auth.api-key.keys of the runtime's spicepod with the :rw suffix (e.g. ${env:ADMIN_KEY}:rw) and send that"
+
+// accessKey is the request context's key for the caller's apikey.Access.
+type accessKey struct{}
+
 // authenticate refuses requests without a valid API key with 401, when the
-// server has keys. The key is read from X-API-Key, or from
-// "Authorization: Bearer <key>".
+// server has keys, and records the key's access for requireWrite. The key is
+// read from X-API-Key, or from "Authorization: Bearer <key>". Without keys
+// every request has read-write access.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	keys := apikey.New(s.APIKeys)
 	if keys.Empty() {
-		return next
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, withAccess(r, apikey.ReadWrite))
+		})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if openPaths[r.URL.Path] || keys.Valid(requestKey(r)) {
+		if a := keys.Access(requestKey(r)); a != apikey.None {
+			next.ServeHTTP(w, withAccess(r, a))
+			return
+		}
+		if openPaths[r.URL.Path] {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -32,6 +46,22 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		w.Header().Set("WWW-Authenticate", `APIKey header="X-API-Key"`)
 		text(w, http.StatusUnauthorized, msg)
+	})
+}
+
+func withAccess(r *http.Request, a apikey.Access) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), accessKey{}, a))
+}
+
+// requireWrite answers 403 to a request whose key is read-only: it guards the
+// routes that change the runtime's state.
+func requireWrite(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a, _ := r.Context().Value(accessKey{}).(apikey.Access); !a.CanWrite() {
+			text(w, http.StatusForbidden, msgReadOnly)
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

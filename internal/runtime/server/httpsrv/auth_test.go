@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/httpsrv"
 	"github.com/cqrs-spice/cqrs/internal/testcert"
 )
@@ -49,7 +50,12 @@ func start(t *testing.T, configure func(*httpsrv.Server)) *httpsrv.Server {
 
 func get(t *testing.T, c *http.Client, url string, header ...string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	return send(t, c, http.MethodGet, url, header...)
+}
+
+func send(t *testing.T, c *http.Client, method, url string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +72,7 @@ func get(t *testing.T, c *http.Client, url string, header ...string) (int, strin
 }
 
 func TestAPIKeys(t *testing.T) {
-	srv := start(t, func(s *httpsrv.Server) { s.APIKeys = []string{"key-one", "key-two"} })
+	srv := start(t, func(s *httpsrv.Server) { s.APIKeys = apikey.ReadOnlyKeys("key-one", "key-two") })
 	base := "http://" + srv.Addr()
 	for _, tt := range []struct {
 		name, path string
@@ -94,10 +100,45 @@ func TestAPIKeys(t *testing.T) {
 	}
 }
 
+// TestAPIKeyAccess: a read-only key (upstream's `:ro`, or no suffix) reads
+// but may not refresh; a read-write key (`:rw`) does both.
+func TestAPIKeyAccess(t *testing.T) {
+	srv := start(t, func(s *httpsrv.Server) {
+		s.APIKeys = []apikey.Key{{Secret: "reader", Access: apikey.ReadOnly}, {Secret: "admin", Access: apikey.ReadWrite}}
+	})
+	base := "http://" + srv.Addr()
+	const refresh = "/v1/datasets/orders/acceleration/refresh"
+	for _, tt := range []struct {
+		name, method, path string
+		header             []string
+		code               int
+		body               string
+	}{
+		{"read-only reads", http.MethodGet, "/v1/datasets", []string{"X-API-Key", "reader"}, http.StatusOK, `"orders"`},
+		{"read-only status", http.MethodGet, "/v1/status", []string{"Authorization", "Bearer reader"}, http.StatusOK, ""},
+		{"read-only refresh", http.MethodPost, refresh, []string{"X-API-Key", "reader"}, http.StatusForbidden, "read-only"},
+		{"read-only refresh names :rw", http.MethodPost, refresh, []string{"Authorization", "Bearer reader"}, http.StatusForbidden, ":rw"},
+		{"read-write reads", http.MethodGet, "/v1/datasets", []string{"X-API-Key", "admin"}, http.StatusOK, `"orders"`},
+		{"read-write refresh", http.MethodPost, refresh, []string{"X-API-Key", "admin"}, http.StatusCreated, "refresh triggered"},
+		{"unknown key refresh", http.MethodPost, refresh, []string{"X-API-Key", "admin:rw"}, http.StatusUnauthorized, "invalid API key"},
+		{"no key refresh", http.MethodPost, refresh, nil, http.StatusUnauthorized, "missing API key"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := send(t, http.DefaultClient, tt.method, base+tt.path, tt.header...)
+			if code != tt.code || !strings.Contains(body, tt.body) {
+				t.Errorf("%s %s = %d %q, want %d containing %q", tt.method, tt.path, code, body, tt.code, tt.body)
+			}
+		})
+	}
+}
+
 func TestNoKeysIsOpen(t *testing.T) {
 	srv := start(t, nil)
 	if code, body := get(t, http.DefaultClient, "http://"+srv.Addr()+"/v1/datasets"); code != http.StatusOK {
 		t.Errorf("without keys configured: %d %q, want 200", code, body)
+	}
+	if code, body := send(t, http.DefaultClient, http.MethodPost, "http://"+srv.Addr()+"/v1/datasets/orders/acceleration/refresh"); code != http.StatusCreated {
+		t.Errorf("refresh without keys configured: %d %q, want 201", code, body)
 	}
 }
 
@@ -105,7 +146,7 @@ func TestTLS(t *testing.T) {
 	certs := testcert.New(t)
 	srv := start(t, func(s *httpsrv.Server) {
 		s.TLS = certs.ServerConfig(t)
-		s.APIKeys = []string{"key-one"}
+		s.APIKeys = apikey.ReadOnlyKeys("key-one")
 	})
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: certs.ClientConfig()}}
 	code, body := get(t, client, "https://"+srv.Addr()+"/v1/datasets", "X-API-Key", "key-one")

@@ -10,4 +10,8 @@
 // Beyond upstream, every query answer carries the header Spice-Position (the source
 // position it reflects) and Results-Cache-Status; a request may send
 // Spice-Min-Position to wait (bounded) for data at least that fresh.
+//
+// With API keys (Server.APIKeys) every route but /health and /v1/ready needs a
+// key (401 without one); a refresh needs a read-write key, upstream's `:rw`
+// (403 with a read-only one). Everything else only reads.
 package httpsrv

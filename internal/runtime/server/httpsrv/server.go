@@ -15,6 +15,7 @@ import (
 
 	"github.com/cqrs-spice/cqrs/internal/logging"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 )
 
 // Defaults.
@@ -53,8 +54,9 @@ type Server struct {
 	// slog.Default().
 	Logger *slog.Logger
 	// APIKeys, when not empty, are required on every request but /health and
-	// /v1/ready (header X-API-Key); see auth.go.
-	APIKeys []string
+	// /v1/ready (header X-API-Key); a refresh needs a read-write one (403
+	// otherwise). See auth.go.
+	APIKeys []apikey.Key
 	// TLS, when set, makes the listener speak TLS only.
 	TLS *tls.Config
 	// MaxQueryBytes bounds the body of POST /v1/sql; DefaultMaxQueryBytes when
@@ -126,7 +128,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/v1/ready", s.ready)
 	r.Post("/v1/sql", s.sql)
 	r.Get("/v1/datasets", s.datasets)
-	r.Post("/v1/datasets/{name}/acceleration/refresh", s.refresh)
+	r.With(requireWrite).Post("/v1/datasets/{name}/acceleration/refresh", s.refresh)
 	r.Get("/v1/status", s.status)
 	return r
 }
