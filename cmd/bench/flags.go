@@ -16,7 +16,7 @@ import (
 
 // Defaults of the flags that are not the bench package's.
 const (
-	DefaultURL         = "http://localhost:9999"
+	DefaultURL = "http://localhost:9999"
 	// DefaultPostgresURL has no password: pgx takes it from $PGPASSWORD (the
 	// Makefile's bench targets set it from secrets.env).
 	DefaultPostgresURL = "postgres://postgres@localhost:5432/postgres?sslmode=disable"
