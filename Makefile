@@ -102,10 +102,11 @@ plain_only = $(if $(filter 1,$(TLS)),@echo "error: make $(1) runs only on the pl
 # Seconds `make up` waits for every service to be healthy.
 WAIT_TIMEOUT ?= 300
 SERVICES := postgres accelerated materialized api
-# The runtimes' API keys, random, made on first use and never overwritten;
-# docker-compose.yml passes them to the services (env_file). Git ignores it.
+# The runtimes' API keys and Postgres's password, random, made on first use and
+# never overwritten; docker-compose.yml passes them to the services (env_file).
+# Git ignores it.
 SECRETS_FILE := secrets.env
-SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY
+SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY POSTGRES_PASSWORD
 
 .PHONY: help version up secrets certs deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
 	wait endpoints down clean logs test screenshot fuzz bench bench-quick bench-scale bench-failover bench-heavy bench-writes bench-restart chaos chaos-quick scale drop-stale-slots
@@ -149,19 +150,25 @@ deps: ## install missing host packages (root + apt), else print the command to r
 ports: ## fail when a host port the stack publishes is taken, naming the variable that moves it
 	@docker/preflight.sh ports
 
-# secrets writes 32 random bytes (hex) per key from /dev/urandom, readable by the
-# owner only. Delete the file and run make again to change the keys.
-secrets: $(SECRETS_FILE) ## create secrets.env (the runtimes' random API keys) unless it exists
-	@:
-
-$(SECRETS_FILE):
-	@echo "==> $@ (new random API keys for the runtimes)"
-	@umask 077; { \
-		echo "# API keys of the data runtimes, made by make secrets; keep them out of git."; \
-		for v in $(SECRET_VARS); do \
-			echo "$$v=$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"; \
-		done; \
-	} > $@.tmp && mv $@.tmp $@
+# secrets writes 32 random bytes (hex) per variable of SECRET_VARS from
+# /dev/urandom, readable by the owner only. An existing file is kept: only the
+# variables it lacks are added (a file from an older checkout gains
+# POSTGRES_PASSWORD and keeps its keys). Delete the file and run make again to
+# change them all; a new POSTGRES_PASSWORD also needs a new Postgres volume
+# (docs/operations.md).
+secrets: ## create secrets.env (the runtimes' random API keys, Postgres's password), or add what it lacks
+	@umask 077; f=$(SECRETS_FILE); old=1; \
+	if [ ! -f "$$f" ]; then \
+		old=; \
+		echo "==> $$f (new random API keys for the runtimes and a password for Postgres)"; \
+		echo "# API keys of the data runtimes and Postgres's password, made by make secrets; keep them out of git." > "$$f.tmp" && mv "$$f.tmp" "$$f"; \
+	fi; \
+	for v in $(SECRET_VARS); do \
+		grep -q "^$$v=" "$$f" && continue; \
+		[ -z "$$(tail -c1 "$$f")" ] || echo >> "$$f"; \
+		[ -z "$$old" ] || echo "==> $$f: added $$v (the file had none)"; \
+		echo "$$v=$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >> "$$f"; \
+	done
 
 # certs makes the TLS mode's local CA and the services' certificates (SANs: the
 # compose service name, localhost, 127.0.0.1) in certs/, git-ignored; files that
@@ -274,7 +281,7 @@ endpoints: ## print the stack's URLs, one line per runtime replica
 			printf '  %-13s $(RUNTIME_SCHEME)://%s  $(FLIGHT_SCHEME)://%s  http://%s/metrics\n' "$$s#$$i" "$$h" "$$f" "$$m"; \
 		done; \
 	done; \
-	echo "Postgres: postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?$(PG_SSL)"; \
+	echo "Postgres: postgres://postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?$(PG_SSL) (password: POSTGRES_PASSWORD of $(SECRETS_FILE))"; \
 	$(if $(filter 1,$(TLS)),echo "TLS on every hop: clients trust $(CERTS_DIR)/ca.pem (curl --cacert $(CERTS_DIR)/ca.pem https://...)";) \
 	echo "make logs | make down | make clean"
 
@@ -356,7 +363,7 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 # (Runtimes' own HTTP APIs can be added as hops with --accelerated-http and
 # --materialized-http; they duplicate the api's hops and double the read load.)
 BENCH_ENDPOINTS = --url http://127.0.0.1:$${API_PORT:-9999} \
-	--postgres-url "postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?$(PG_SSL)" \
+	--postgres-url "postgres://postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?$(PG_SSL)" \
 	--accelerated-metrics http://$$(metrics_addr accelerated $${ACCELERATED_METRICS_PORT-9090})/metrics \
 	--materialized-metrics http://$$(metrics_addr materialized $${MATERIALIZED_METRICS_PORT-9091})/metrics \
 	--api-metrics http://$$(metrics_addr api "$${API_METRICS_PORT-}")/metrics \
@@ -364,10 +371,12 @@ BENCH_ENDPOINTS = --url http://127.0.0.1:$${API_PORT:-9999} \
 	--materialized-runtime $(RUNTIME_SCHEME)://$$(http_addr materialized $${MATERIALIZED_HTTP_PORT-8091})
 # A scaled runtime has no fixed port: bench reads the metrics of its first replica;
 # the api's metrics port is a free one unless API_METRICS_PORT is set.
-# The runtimes' HTTP APIs answer the watermark reads, with the keys of secrets.env.
+# The runtimes' HTTP APIs answer the watermark reads, with the keys of secrets.env;
+# Postgres's password comes from there too, as PGPASSWORD (pgx reads it for a URL
+# without a password), so no password lands in a report's command line.
 BENCH_SHELL_FUNCS = metrics_addr() { if [ -n "$${2-}" ]; then echo "127.0.0.1:$$2"; else $(COMPOSE) port "$$1" 9090; fi; }; \
 	http_addr() { if [ -n "$${2-}" ]; then echo "127.0.0.1:$$2"; else $(COMPOSE) port "$$1" 8090; fi; }; \
-	set -a; . ./$(SECRETS_FILE); set +a;
+	set -a; . ./$(SECRETS_FILE); set +a; export PGPASSWORD="$${POSTGRES_PASSWORD}";
 # 100 connections, 6 s per scenario in 6 interleaved rounds, open loop at 200 and
 # 1000 req/s, 100 writes/s, at 10k, 100k and 1M orders (about 15 minutes).
 BENCH_ARGS ?= -c 100 -z 6s --rounds 6 --rate 200,1000 --duration 3s --write-rate 100 --scale 10k,100k,1M
@@ -435,8 +444,9 @@ RESTART_ARGS ?= --rounds 3
 bench-restart: ## restarts at scale: time to ready and caught up, peak RSS, per mode
 	$(call plain_only,bench-restart)
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
+	set -a; . ./$(SECRETS_FILE); set +a; export PGPASSWORD="$${POSTGRES_PASSWORD}"; \
 	COMPOSE='$(COMPOSE)' $(GO) run ./cmd/bench restart --sizes $(RESTART_SIZES) \
-		--postgres-url "postgres://postgres:postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?sslmode=disable" \
+		--postgres-url "postgres://postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?sslmode=disable" \
 		--accelerated-http http://127.0.0.1:$(ACCELERATED_HTTP_PORT) --accelerated-metrics http://127.0.0.1:$(ACCELERATED_METRICS_PORT)/metrics \
 		--materialized-http http://127.0.0.1:$(MATERIALIZED_HTTP_PORT) --materialized-metrics http://127.0.0.1:$(MATERIALIZED_METRICS_PORT)/metrics \
 		$(RESTART_ARGS)

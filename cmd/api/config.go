@@ -43,8 +43,11 @@ const (
 
 // Config is the api's configuration, read from the environment.
 type Config struct {
-	Addr             string
-	PostgresURL      string
+	Addr        string
+	PostgresURL string
+	// PostgresPassword is set on PostgresURL when the URL carries no password,
+	// so the password can come from a secret of its own (POSTGRES_PASSWORD).
+	PostgresPassword string
 	PoolSize         int
 	WritePoolSize    int
 	AcquireTimeout   time.Duration
@@ -90,6 +93,8 @@ var connVars = []envVar{
 		func(c *Config, v string) error { c.Addr = v; return nil }},
 	{"POSTGRES_URL", DefaultPostgresURL, "Postgres connection string (URL or key=value)",
 		func(c *Config, v string) error { c.PostgresURL = v; return nil }},
+	{"POSTGRES_PASSWORD", "", "Postgres password, used when POSTGRES_URL has none (the compose stack's comes from secrets.env); empty: the URL's own",
+		func(c *Config, v string) error { c.PostgresPassword = v; return nil }},
 	{"POSTGRES_POOL_SIZE", strconv.Itoa(DefaultPoolSize), "most connections to Postgres for GET /ranking; further requests queue",
 		func(c *Config, v string) (err error) { c.PoolSize, err = positiveInt(v); return err }},
 	{"POSTGRES_WRITE_POOL_SIZE", strconv.Itoa(DefaultWritePoolSize), "most connections to Postgres for POST /orders, apart from the ranking's",

@@ -124,10 +124,10 @@ func (m *Main) Run(ctx context.Context) error {
 	// Orders and the Postgres ranking get a pool each: a burst of /ranking, which
 	// aggregates every order, must never leave POST /orders waiting for a
 	// connection (commands before queries, as CQRS intends).
-	if m.WritePool, err = newPool(ctx, cfg.PostgresURL, cfg.WritePoolSize, "cqrs-api-orders"); err != nil {
+	if m.WritePool, err = newPool(ctx, cfg.PostgresURL, cfg.PostgresPassword, cfg.WritePoolSize, "cqrs-api-orders"); err != nil {
 		return err
 	}
-	if m.ReadPool, err = newPool(ctx, cfg.PostgresURL, cfg.PoolSize, "cqrs-api-ranking"); err != nil {
+	if m.ReadPool, err = newPool(ctx, cfg.PostgresURL, cfg.PostgresPassword, cfg.PoolSize, "cqrs-api-ranking"); err != nil {
 		return err
 	}
 	m.Orders = orders.NewStore(m.WritePool)
@@ -241,11 +241,15 @@ func (m *Main) Close() error {
 // newPool opens a pool of size connections to url. It opens them all in the
 // background from the start and keeps them: a burst then finds them ready
 // instead of waiting for fresh connections (fork, authentication) at once, which
-// on a busy machine can take longer than the acquire timeout.
-func newPool(ctx context.Context, url string, size int, name string) (*pgxpool.Pool, error) {
+// on a busy machine can take longer than the acquire timeout. password is used
+// when url has none.
+func newPool(ctx context.Context, url, password string, size int, name string) (*pgxpool.Pool, error) {
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("POSTGRES_URL: %w", err)
+	}
+	if pcfg.ConnConfig.Password == "" {
+		pcfg.ConnConfig.Password = password
 	}
 	pcfg.MaxConns = int32(size)
 	pcfg.MinConns = pcfg.MaxConns

@@ -44,6 +44,12 @@ func MustRunMain(tb testing.TB, kv map[string]string) *main.Main {
 	for k, v := range kv {
 		vars[k] = v
 	}
+	return runMain(tb, vars)
+}
+
+// runMain runs the api on exactly vars.
+func runMain(tb testing.TB, vars map[string]string) *main.Main {
+	tb.Helper()
 	cfg, err := main.LoadConfig(env(vars))
 	if err != nil {
 		tb.Fatal(err)

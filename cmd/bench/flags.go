@@ -16,8 +16,10 @@ import (
 
 // Defaults of the flags that are not the bench package's.
 const (
-	DefaultURL         = "http://localhost:9999"
-	DefaultPostgresURL = "postgres://postgres:postgres@localhost:5432/postgres?sslmode=disable"
+	DefaultURL = "http://localhost:9999"
+	// DefaultPostgresURL has no password: pgx takes it from $PGPASSWORD (the
+	// Makefile's bench targets set it from secrets.env).
+	DefaultPostgresURL = "postgres://postgres@localhost:5432/postgres?sslmode=disable"
 	DefaultOutDir      = "bench/results"
 )
 
@@ -71,7 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.IntVar(&c.SeedChunk, "seed-chunk", bench.DefaultSeedChunk, "orders per seeding statement")
 	fs.DurationVar(&c.SyncTimeout, "sync-timeout", bench.DefaultSyncTimeout, "longest wait for both runtimes to reflect the data before measuring")
 	fs.DurationVar(&c.Timeout, "timeout", bench.DefaultTimeout, "timeout of each request")
-	fs.StringVar(&o.PostgresURL, "postgres-url", DefaultPostgresURL, "Postgres to seed and count orders in")
+	fs.StringVar(&o.PostgresURL, "postgres-url", DefaultPostgresURL, "Postgres to seed and count orders in; a URL without a password takes $PGPASSWORD")
 	fs.StringVar(&o.PostgresContainer, "postgres-container", "", "Postgres container to seed through with docker exec psql, instead of --postgres-url (for a stack that does not publish 5432)")
 	fs.StringVar(&c.AcceleratedHTTP, "accelerated-http", "", "runtime 1's HTTP API (e.g. http://localhost:8090), read as an extra hop (default: skip)")
 	fs.StringVar(&c.MaterializedHTTP, "materialized-http", "", "runtime 2's HTTP API, read as an extra hop (default: skip)")

@@ -55,7 +55,7 @@ func parseRestartFlags(args []string, stderr io.Writer) (*restartFlags, error) {
 	fs.Float64Var(&f.cfg.WriteRate, "write-rate", bench.DefaultRestartWriteRate, "orders per second inserted into Postgres during the restarts (0: none)")
 	fs.DurationVar(&f.cfg.ReadyTimeout, "ready-timeout", bench.DefaultReadyTimeout, "longest wait for /v1/ready after a start")
 	fs.DurationVar(&f.cfg.CatchUpTimeout, "catch-up-timeout", bench.DefaultRestartCatchUpTimeout, "longest wait, once ready, for the watermark to cover Postgres's position")
-	fs.StringVar(&f.postgresURL, "postgres-url", DefaultPostgresURL, "Postgres, for seeding, COPY and its WAL position")
+	fs.StringVar(&f.postgresURL, "postgres-url", DefaultPostgresURL, "Postgres, for seeding, COPY and its WAL position; a URL without a password takes $PGPASSWORD")
 	fs.StringVar(&f.acceleratedURL, "accelerated-http", "http://127.0.0.1:8090", "runtime 1's HTTP API")
 	fs.StringVar(&f.acceleratedM, "accelerated-metrics", "http://127.0.0.1:9090/metrics", "runtime 1's metrics")
 	fs.StringVar(&f.materializedURL, "materialized-http", "http://127.0.0.1:8091", "runtime 2's HTTP API")

@@ -116,6 +116,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := chaos.CheckSecrets(dir); err != nil {
+		return err
+	}
 	s := chaos.NewSuite(c.project, dir, chaos.PortsFrom(c.portBase), logger)
 	if c.down {
 		defer func() {

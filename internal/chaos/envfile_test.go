@@ -3,6 +3,7 @@ package chaos_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cqrs-spice/cqrs/internal/chaos"
@@ -24,5 +25,33 @@ func TestReadEnvFile(t *testing.T) {
 	}
 	if m := chaos.ReadEnvFile(filepath.Join(t.TempDir(), "missing")); len(m) != 0 {
 		t.Errorf("missing file read as %v", m)
+	}
+}
+
+func TestCheckSecrets(t *testing.T) {
+	for _, tt := range []struct {
+		name, file string
+		want       string // empty: no error
+	}{
+		{"complete", "ACCELERATED_API_KEY=a\nMATERIALIZED_API_KEY=b\nPOSTGRES_PASSWORD=c\n", ""},
+		{"older checkout", "ACCELERATED_API_KEY=a\nMATERIALIZED_API_KEY=b\n", "lacks POSTGRES_PASSWORD: run make secrets"},
+		{"empty value", "ACCELERATED_API_KEY=\nMATERIALIZED_API_KEY=b\nPOSTGRES_PASSWORD=c\n", "lacks ACCELERATED_API_KEY"},
+		{"no file", "", "run make secrets"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.file != "" {
+				if err := os.WriteFile(filepath.Join(dir, "secrets.env"), []byte(tt.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := chaos.CheckSecrets(dir)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("CheckSecrets: %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("CheckSecrets: %v, want an error containing %q", err, tt.want)
+			}
+		})
 	}
 }

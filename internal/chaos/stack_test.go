@@ -40,6 +40,9 @@ func TestChaosQuick(t *testing.T) {
 	for _, v := range chaos.PortVars {
 		ports[v] = freePort(t)
 	}
+	if err := chaos.CheckSecrets(dir); err != nil {
+		t.Fatal(err)
+	}
 	project := fmt.Sprintf("cqrschaos%d", os.Getpid())
 	s := chaos.NewSuite(project, dir, ports, slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	ctx := context.Background()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -51,8 +52,9 @@ type Suite struct {
 }
 
 // NewSuite wires a stack of project in dir on ports. The runtimes' API keys
-// come from ACCELERATED_API_KEY and MATERIALIZED_API_KEY when set, else from
-// dir's secrets.env, the file compose hands the services (make secrets).
+// and Postgres's password come from ACCELERATED_API_KEY, MATERIALIZED_API_KEY
+// and POSTGRES_PASSWORD when set, else from dir's secrets.env, the file compose
+// hands the services (make secrets).
 func NewSuite(project, dir string, ports Ports, logger *slog.Logger) *Suite {
 	c := NewClient(fmt.Sprintf("http://127.0.0.1:%d", ports["API_PORT"]))
 	c.AcceleratedURL = fmt.Sprintf("http://127.0.0.1:%d", ports["ACCELERATED_HTTP_PORT"])
@@ -67,7 +69,8 @@ func NewSuite(project, dir string, ports Ports, logger *slog.Logger) *Suite {
 		return secrets[name]
 	}
 	c.AcceleratedKey, c.MaterializedKey = key("ACCELERATED_API_KEY"), key("MATERIALIZED_API_KEY")
-	pg := fmt.Sprintf("postgres://postgres:postgres@127.0.0.1:%d/postgres?sslmode=disable", ports["POSTGRES_PORT"])
+	pg := (&url.URL{Scheme: "postgres", User: url.UserPassword("postgres", key("POSTGRES_PASSWORD")),
+		Host: fmt.Sprintf("127.0.0.1:%d", ports["POSTGRES_PORT"]), Path: "/postgres", RawQuery: "sslmode=disable"}).String()
 	return &Suite{
 		Stack:     &Stack{Project: project, Dir: dir, Env: ports.Env()},
 		Ports:     ports,
@@ -75,6 +78,31 @@ func NewSuite(project, dir string, ports Ports, logger *slog.Logger) *Suite {
 		Collector: &Collector{Client: c, PostgresURL: pg},
 		Logger:    logger,
 	}
+}
+
+// SecretVars are the variables of secrets.env the stack's services need (the
+// Makefile's SECRET_VARS).
+var SecretVars = []string{"ACCELERATED_API_KEY", "MATERIALIZED_API_KEY", "POSTGRES_PASSWORD"}
+
+// CheckSecrets reports the variables of SecretVars that dir's secrets.env
+// lacks, so a run fails at once instead of with a service that cannot start.
+func CheckSecrets(dir string) error {
+	path := filepath.Join(dir, "secrets.env")
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("read secrets: %w; run make secrets in %s", err, dir)
+	}
+	vars := ReadEnvFile(path)
+	var missing []string
+	for _, v := range SecretVars {
+		if vars[v] == "" {
+			missing = append(missing, v)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s lacks %s: run make secrets, which adds what an older file lacks and keeps the rest",
+			path, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // Up starts the stack unless its api answers already, and waits until every

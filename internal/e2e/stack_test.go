@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cqrs-spice/cqrs/internal/chaos"
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
@@ -84,7 +86,13 @@ func MustStack(t *testing.T, env ...string) *stack {
 	}
 	s.env = append(append(s.env, env...), "COMPOSE_PROJECT_NAME="+s.project)
 	s.api = fmt.Sprintf("http://127.0.0.1:%d", ports["API_PORT"])
-	s.pgURL = fmt.Sprintf("postgres://postgres:postgres@127.0.0.1:%d/postgres?sslmode=disable", ports["POSTGRES_PORT"])
+	// Postgres's password is the one compose hands the service, from secrets.env.
+	if err := chaos.CheckSecrets(dir); err != nil {
+		t.Fatal(err)
+	}
+	password := chaos.ReadEnvFile(filepath.Join(dir, "secrets.env"))["POSTGRES_PASSWORD"]
+	s.pgURL = (&url.URL{Scheme: "postgres", User: url.UserPassword("postgres", password),
+		Host: fmt.Sprintf("127.0.0.1:%d", ports["POSTGRES_PORT"]), Path: "/postgres", RawQuery: "sslmode=disable"}).String()
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log(s.run(t, "logs", "--tail=60"))

@@ -6,9 +6,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -34,7 +34,14 @@ func TestStackTLS(t *testing.T) {
 	s := MustStack(t, "COMPOSE_FILE=docker-compose.yml:docker-compose.tls.yml", "COMPOSE_PATH_SEPARATOR=:",
 		"TLS_CERTS_DIR="+certs)
 	pgPort := s.port(t, "POSTGRES_PORT")
-	s.pgURL = fmt.Sprintf("postgres://postgres:postgres@127.0.0.1:%s/postgres?sslmode=verify-full&sslrootcert=%s/ca.pem", pgPort, certs)
+	// The password MustStack read from secrets.env, over TLS this time.
+	u, err := url.Parse(s.pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = "127.0.0.1:" + pgPort
+	u.RawQuery = "sslmode=verify-full&sslrootcert=" + url.QueryEscape(certs+"/ca.pem")
+	s.pgURL = u.String()
 
 	var token position.LSN
 	for range 5 {

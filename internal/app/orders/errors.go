@@ -34,6 +34,13 @@ func kindOf(err error) error {
 	return nil
 }
 
+// badPassword reports whether Postgres refused the password (28P01
+// invalid_password), not whether it is unavailable for other reasons.
+func badPassword(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "28P01"
+}
+
 func kindOfCode(code string) error {
 	switch code {
 	case "23503": // foreign_key_violation: the only foreign key is orders.product_id

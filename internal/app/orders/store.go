@@ -394,6 +394,12 @@ func (s *Store) wrap(ctx context.Context, op string, err error) error {
 	e := &Error{Kind: kindOf(err), Err: err}
 	switch e.Kind {
 	case ErrUnavailable:
+		if badPassword(err) {
+			e.Msg = fmt.Sprintf("%s: postgres at %s rejected the password (%s): check the password of POSTGRES_URL or POSTGRES_PASSWORD "+
+				"(the compose stack's is in secrets.env); a Postgres volume keeps the password it was first initialised with, "+
+				"see docs/operations.md", op, s.addr, causeOf(err))
+			break
+		}
 		if ctx.Err() != nil {
 			e.Msg = fmt.Sprintf("%s: postgres at %s did not answer in time (query timeout %s); retry shortly", op, s.addr, s.queryTimeout())
 		} else {

@@ -76,6 +76,12 @@ func (e *Error) Unwrap() []error {
 	return []error{e.Kind, e.Err}
 }
 
+// PasswordAdvice is what to check when the server rejects the password
+// (SQLSTATE 28P01), for every path that connects.
+const PasswordAdvice = "check pg_pass and pg_user (in the compose stack pg_pass is POSTGRES_PASSWORD of secrets.env; " +
+	"a Postgres data volume keeps the password it was first initialised with, so a newer secrets.env does not change it: " +
+	"docs/operations.md, Postgres's password)"
+
 // target names the server, database, user and table a Source talks to, for errors.
 type target struct {
 	addr, database, user, table string
@@ -105,7 +111,7 @@ func (t target) wrap(ctx context.Context, op string, err error) error {
 func (t target) explain(code string) (kind error, advice string) {
 	switch code {
 	case "28P01":
-		return ErrAuth, fmt.Sprintf("the server rejected the password for user %q: check pg_pass and pg_user", t.user)
+		return ErrAuth, fmt.Sprintf("the server rejected the password for user %q: %s", t.user, PasswordAdvice)
 	case "28000":
 		return ErrAuth, fmt.Sprintf("the server rejected user %q (no such role, login not allowed, or no pg_hba.conf entry for this host, user, database and sslmode): check pg_user, pg_db and pg_sslmode, and the server's pg_hba.conf", t.user)
 	case "3D000":

@@ -22,7 +22,7 @@ func TestExplain(t *testing.T) {
 		kind error
 		want []string // substrings of the advice; nil means no advice
 	}{
-		{"28P01", postgres.ErrAuth, []string{"password", `user "app"`, "pg_pass"}},
+		{"28P01", postgres.ErrAuth, []string{"password", `user "app"`, "pg_pass", "POSTGRES_PASSWORD", "first initialised"}},
 		{"28000", postgres.ErrAuth, []string{`user "app"`, "pg_user", "pg_hba.conf"}},
 		{"3D000", postgres.ErrNoDatabase, []string{`database "shop" does not exist`, "pg_db"}},
 		{"42P01", postgres.ErrNoTable, []string{"table public.orders does not exist", "from:"}},

@@ -78,6 +78,9 @@ func describe(ctx context.Context, q querier, t Table) (*table, error) {
 		if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
 			return nil, fmt.Errorf("dataset %s: table %s does not exist: check the dataset's from: (postgres:[schema.]table)", t.Dataset, t.Table)
 		}
+		if errors.As(err, &pgErr) && pgErr.Code == "28P01" {
+			return nil, fmt.Errorf("dataset %s: describe table %s: %w; %s", t.Dataset, t.Table, err, postgres.PasswordAdvice)
+		}
 		return nil, fmt.Errorf("dataset %s: describe table %s: %w", t.Dataset, t.Table, err)
 	}
 	if kind != "r" && kind != "p" {

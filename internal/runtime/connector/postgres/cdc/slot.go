@@ -92,6 +92,8 @@ func replicationAdvice(err error) string {
 		return ""
 	}
 	switch pgErr.Code {
+	case "28P01":
+		return "; " + postgres.PasswordAdvice
 	case "42501", "28000":
 		return "; the user needs the REPLICATION attribute (ALTER ROLE ... REPLICATION) or superuser, and pg_hba.conf must allow its connections"
 	case "55000":
