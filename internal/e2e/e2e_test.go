@@ -11,9 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cqrs-spice/cqrs/internal/position"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 func TestStackConvergesToPostgres(t *testing.T) {
@@ -30,23 +27,7 @@ func TestStackConvergesToPostgres(t *testing.T) {
 		t.Fatalf("/ranking text: %q", body)
 	}
 
-	var token position.LSN
-	for i := 0; i < 25; i++ {
-		resp, err := http.Post(s.api+"/orders", "application/json", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			t.Fatalf("POST /orders: %s", resp.Status)
-		}
-		lsn, err := position.Parse(resp.Header.Get(wire.HeaderPosition))
-		if err != nil {
-			t.Fatalf("POST /orders: bad %s header: %v", wire.HeaderPosition, err)
-		}
-		token = max(token, lsn)
-	}
+	token := s.postOrders(t, 25)
 	want := s.truth(t)
 	for _, path := range []string{"/ranking", "/ranking-accelerated", "/ranking-materialized"} {
 		// Read-your-writes: with the last write's token, the first answer is exact.

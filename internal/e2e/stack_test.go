@@ -193,3 +193,27 @@ func (s *stack) truth(t *testing.T) string {
 	}
 	return rowsString(out)
 }
+
+// postOrders posts n random orders and returns the highest position the api
+// stamped on them: the token a read-your-writes read waits for.
+func (s *stack) postOrders(t *testing.T, n int) position.LSN {
+	t.Helper()
+	var token position.LSN
+	for range n {
+		resp, err := http.Post(s.api+"/orders", "application/json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("POST /orders: %s", resp.Status)
+		}
+		lsn, err := position.Parse(resp.Header.Get(wire.HeaderPosition))
+		if err != nil {
+			t.Fatalf("POST /orders: bad %s header: %v", wire.HeaderPosition, err)
+		}
+		token = max(token, lsn)
+	}
+	return token
+}

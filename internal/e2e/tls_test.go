@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,9 +19,6 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-
-	"github.com/cqrs-spice/cqrs/internal/position"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // TestStackTLS runs the stack as make TLS=1 does (docker-compose.tls.yml, with
@@ -43,20 +39,7 @@ func TestStackTLS(t *testing.T) {
 	u.RawQuery = "sslmode=verify-full&sslrootcert=" + url.QueryEscape(certs+"/ca.pem")
 	s.pgURL = u.String()
 
-	var token position.LSN
-	for range 5 {
-		resp, err := http.Post(s.api+"/orders", "application/json", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			t.Fatalf("POST /orders: %s", resp.Status)
-		}
-		lsn, _ := position.Parse(resp.Header.Get(wire.HeaderPosition))
-		token = max(token, lsn)
-	}
+	token := s.postOrders(t, 5)
 	want := s.truth(t)
 	for _, path := range []string{"/ranking", "/ranking-accelerated", "/ranking-materialized"} {
 		if got, _, code := s.ranking(t, path, token); code != http.StatusOK || got != want {
