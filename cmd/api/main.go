@@ -27,6 +27,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 	"github.com/cqrs-spice/cqrs/internal/app/replicas"
+	"github.com/cqrs-spice/cqrs/internal/pgdial"
 	"github.com/cqrs-spice/cqrs/internal/version"
 )
 
@@ -258,6 +259,9 @@ func newPool(ctx context.Context, url, password string, size int, name string) (
 		// pool keeps it), so it may take longer than one acquire may wait.
 		pcfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
+	// An attempt started while Postgres is down must not hold a pool slot for
+	// the whole connect timeout after it is back.
+	pgdial.Bound(&pcfg.ConnConfig.Config, pgdial.DefaultTimeout)
 	pcfg.AfterConnect = orders.AfterConnect
 	if pcfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		pcfg.ConnConfig.RuntimeParams["application_name"] = name

@@ -105,12 +105,11 @@ func CheckSecrets(dir string) error {
 	return nil
 }
 
-// Up starts the stack unless its api answers already, and waits until every
-// service is healthy and the api ready.
+// Up starts the stack, or brings a running one up to date (compose recreates
+// the containers whose image or settings changed, so a run after make images
+// tests the new build), and waits until every service is healthy and the api
+// ready.
 func (s *Suite) Up(ctx context.Context, limit time.Duration) error {
-	if s.ready(ctx) {
-		return nil
-	}
 	s.Logger.Info("starting the stack", "project", s.Stack.Project)
 	if _, err := s.Stack.Run(ctx, "up", "-d", "--remove-orphans"); err != nil {
 		return fmt.Errorf("start the stack: %w", err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cqrs-spice/cqrs/internal/pgdial"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -98,6 +99,9 @@ func ParseParams(params map[string]string) (Config, error) {
 	if pc.ConnConfig.ConnectTimeout == 0 {
 		pc.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
+	// A reconnect started while Postgres is down ends soon after it is back,
+	// instead of waiting out the connect timeout (see package pgdial).
+	pgdial.Bound(&pc.ConnConfig.Config, pgdial.DefaultTimeout)
 	if pc.ConnConfig.RuntimeParams["application_name"] == "" {
 		pc.ConnConfig.RuntimeParams["application_name"] = DefaultApplicationName
 	}
