@@ -40,8 +40,11 @@ const (
 
 	// maxReconnectDelay caps gRPC's wait between attempts to reach a runtime that
 	// is down. gRPC's own cap is 120 s, which would keep answering 503 for up to two
-	// minutes after a restarted runtime is back.
-	maxReconnectDelay = 2 * time.Second
+	// minutes after a restarted runtime is back. The wait starts when an attempt
+	// has failed, and an attempt sent into a partition fails only after
+	// DefaultPingTimeout, so the first read after the network is back can come
+	// that long plus this late; a failed attempt costs a SYN.
+	maxReconnectDelay = 500 * time.Millisecond
 
 	// keepaliveTime and keepaliveTimeout make the client ping an idle connection
 	// and drop it when the ping is not answered: after a network partition the

@@ -54,7 +54,7 @@ func (p *Pool) newReplica(addr string) (*replica, error) {
 	}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(ranking.TransportCredentials(p.TLS)),
 		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 500 * time.Millisecond},
 			MinConnectTimeout: 2 * time.Second,
 		}))
 	if err != nil {

@@ -29,21 +29,21 @@ const DefaultMaxMessageBytes = 256 << 20
 
 // Dial returns a gRPC connection to ep. It does not connect: the first call does,
 // and reconnects after an outage resolve the name again and are retried every
-// second at most (redial.go), so a runtime whose upstream comes back recovers
+// half second at most (redial.go), so a runtime whose upstream comes back recovers
 // quickly.
 func Dial(ep Endpoint) (*grpc.ClientConn, error) {
 	creds := insecure.NewCredentials()
 	if ep.TLS {
 		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12, RootCAs: ep.RootCAs})
 	}
-	conn, err := grpc.NewClient(dialTarget(ep.Target),
+	opts := append(redialParams(), // see redial.go
 		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(DefaultMaxMessageBytes)),
-		redialParams(), // see redial.go
 		// Ping an idle connection and drop it when the ping goes unanswered, so a
 		// connection that a network partition killed is replaced once the network
 		// is back instead of swallowing calls until TCP gives up.
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 3 * time.Second, PermitWithoutStream: true}))
+	conn, err := grpc.NewClient(dialTarget(ep.Target), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("dial flight endpoint %s: %w", ep, err)
 	}

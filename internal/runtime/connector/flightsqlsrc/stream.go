@@ -13,11 +13,22 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
+
+// ReadyWait bounds how long opening a subscription waits for the connection
+// to the upstream to be ready. A variable for tests.
+var ReadyWait = 5 * time.Second
+
+// errNotReady cancels a subscription whose connection was not ready within
+// ReadyWait.
+var errNotReady = errors.New("connection not ready")
 
 // DefaultHeartbeatTimeout is how long a subscription stream may stay silent
 // before the client drops it as dead: three of the server's heartbeat intervals.
@@ -70,7 +81,15 @@ func Subscribe(ctx context.Context, c flight.Client, table string, mem memory.Al
 }
 
 func (s *Stream) open(c flight.Client, table string, mem memory.Allocator) error {
-	ex, err := c.DoExchange(s.ctx)
+	// Wait, bounded, for the connection to be ready: while gRPC reconnects
+	// after a partition or a restart, a call that does not wait fails at once,
+	// and the feed's next attempt would come up to its back-off later than the
+	// upstream's return. A waiting call starts as soon as the connection is up.
+	ready := time.AfterFunc(ReadyWait, func() { s.cancel(errNotReady) })
+	ex, err := c.DoExchange(s.ctx, grpc.WaitForReady(true))
+	if !ready.Stop() && err == nil {
+		return errNotReady // ready just as the wait ended; the stream is cancelled
+	}
 	if err != nil {
 		return err
 	}
@@ -133,8 +152,16 @@ func (s *Stream) read() (wire.SubscriptionMeta, arrow.RecordBatch, error) {
 // cause prefers the reason the stream's context was cancelled with (a heartbeat
 // timeout) over the error it caused.
 func (s *Stream) cause(err error) error {
-	if c := context.Cause(s.ctx); c != nil && errors.Is(c, ErrHeartbeatTimeout) {
+	c := context.Cause(s.ctx)
+	switch {
+	case c == nil:
+		return err
+	case errors.Is(c, ErrHeartbeatTimeout):
 		return fmt.Errorf("%w (%s)", ErrHeartbeatTimeout, s.timeout)
+	case errors.Is(c, errNotReady):
+		// Unavailable, as the call would have failed without waiting, with gRPC's
+		// last connection error (the cancelled call's message carries it).
+		return status.Errorf(codes.Unavailable, "no connection to the upstream within %s: %s", ReadyWait, status.Convert(err).Message())
 	}
 	return err
 }

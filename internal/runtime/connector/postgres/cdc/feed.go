@@ -29,7 +29,7 @@ const (
 	DefaultStatusInterval = time.Second
 	// DefaultMaxBackoff caps the wait between reconnection attempts: the feed
 	// is back within about that long of Postgres answering again.
-	DefaultMaxBackoff = 2 * time.Second
+	DefaultMaxBackoff = time.Second
 	// DefaultSilenceTimeout is how long the stream may bring nothing (no
 	// change, heartbeat or keepalive; the feed asks for a keepalive once a
 	// StatusInterval has passed in silence) before the connection is taken
@@ -222,6 +222,13 @@ func (f *Feed) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
+		// Whatever ended the session (a connection taken for dead, Postgres
+		// restarting) may have ended the pool's idle connections too. A
+		// partition leaves them open on this side: the next session's first
+		// query would go into one and wait for TCP's retransmissions, backed off
+		// during the outage, seconds after the network is back. Fresh ones cost
+		// a connect.
+		pool.Reset()
 		var rs *resnapshotError
 		if errors.As(err, &rs) {
 			f.owe(rs.reason, rs.detail)

@@ -1,0 +1,67 @@
+//go:build duckdb_arrow
+
+package flightsqlsrc_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
+	"github.com/cqrs-spice/cqrs/internal/runtime/runtimetest"
+)
+
+// TestSubscribeWaitsForTheUpstream: opening a subscription while the upstream
+// is unreachable waits for the connection, bounded by ReadyWait, instead of
+// failing at once; so it starts as soon as the upstream is back, and says so
+// when it is not back in time.
+func TestSubscribeWaitsForTheUpstream(t *testing.T) {
+	a := newUpstream(t)
+	addr := a.srv.Addr()
+	src := newSource(t, map[string]string{"flightsql_endpoint": "http://" + addr}, "rankings")
+	runtimetest.StopServer(t, a.srv)
+	defer func(w time.Duration) { flightsqlsrc.ReadyWait = w }(flightsqlsrc.ReadyWait)
+	ctx := context.Background()
+
+	t.Run("not back in time", func(t *testing.T) {
+		flightsqlsrc.ReadyWait = 300 * time.Millisecond
+		st, err := src.Subscribe(ctx)
+		if err == nil {
+			st.Close()
+			t.Fatal("subscribed to a stopped upstream")
+		}
+		for _, want := range []string{"is unavailable", "no connection to the upstream within 300ms", "the dataset keeps its last data"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("err = %v, want it to say %q", err, want)
+			}
+		}
+		if n := strings.Count(err.Error(), "no connection to the upstream"); n != 1 {
+			t.Errorf("err = %v: says it %d times", err, n)
+		}
+	})
+
+	t.Run("back while waiting", func(t *testing.T) {
+		flightsqlsrc.ReadyWait = time.Minute
+		type result struct {
+			st  *flightsqlsrc.Stream
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			st, err := src.Subscribe(ctx)
+			done <- result{st, err}
+		}()
+		// Without the wait, the call has failed by now (connection refused).
+		time.Sleep(300 * time.Millisecond)
+		a.srv = runtimetest.StartServerAt(t, addr, a.engine, a.mem, nil)
+		r := <-done
+		if r.err != nil {
+			t.Fatalf("subscribe after the upstream came back: %v", r.err)
+		}
+		defer r.st.Close()
+		if r.st.Position == 0 {
+			t.Error("the snapshot carries no position")
+		}
+	})
+}
