@@ -465,9 +465,9 @@ bench-quick: ## a benchmark smoke run of about a minute, on the data as it is
 # bench/results/writes-1000; pass 80% of the write benchmark's sustained rate),
 # the overload rounds at twice that.
 CHAOS_ARGS ?=
-chaos: secrets build images ## every fault against a second stack (project cqrs-chaos), checked round by round
+chaos: secrets build images ## every fault against a fresh second stack (project cqrs-chaos), checked round by round
 	$(call plain_only,chaos)
-	$(GO) run ./cmd/chaos --project cqrs-chaos $(CHAOS_ARGS)
+	$(GO) run ./cmd/chaos --project cqrs-chaos --fresh $(CHAOS_ARGS)
 
 # The CI setting: three faults on a fresh stack, torn down at the end.
 chaos-quick: export TESTCONTAINERS_RYUK_DISABLED = true

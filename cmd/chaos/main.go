@@ -41,6 +41,7 @@ type config struct {
 	out       string
 	docs      string
 	down      bool
+	fresh     bool
 }
 
 func main() {
@@ -74,6 +75,8 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.opts.RecoverTimeout, "recover-timeout", chaos.DefaultRecoverTimeout, "longest wait for recovery and convergence")
 	fs.StringVar(&c.out, "out", "chaos/results", "directory for latest.md")
 	fs.BoolVar(&c.down, "down", false, "remove the stack and its volumes at the end")
+	fs.BoolVar(&c.fresh, "fresh", false, "remove the stack and its volumes first, so the run does not depend on what an earlier one left "+
+		"(a full run seeds 1M orders, which /ranking then aggregates on every read)")
 	fs.StringVar(&c.docs, "docs", DefaultDocs, "docs page whose generated:chaos block gets the table of a run of every fault (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -126,6 +129,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				logger.Error("remove the stack", "err", err)
 			}
 		}()
+	}
+	if c.fresh {
+		logger.Info("removing the stack and its volumes first (--fresh)", "project", c.project)
+		if err := s.Down(ctx); err != nil {
+			return fmt.Errorf("remove the stack (--fresh): %w", err)
+		}
 	}
 	if err := s.Up(ctx, 5*time.Minute); err != nil {
 		return err

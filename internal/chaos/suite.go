@@ -196,6 +196,12 @@ func (s *Suite) Run(ctx context.Context, o Options) (Report, error) {
 	}
 	rep.Settings = fmt.Sprintf("Workload: %.0f orders/s, %d readers per ranking (every second one with the latest token), "+
 		"%s before each fault, %s after recovery. Faults: %s.", rate, readers, r.Warmup, r.Settle, strings.Join(names, ", "))
+	// The first rounds' load depends on it: /ranking aggregates every order in
+	// Postgres, and a stack kept from a full run holds the 1M its snapshot
+	// rounds seeded (--fresh starts from none).
+	if out, err := s.Stack.Psql(ctx, "SELECT count(*) FROM orders"); err == nil {
+		rep.Settings += fmt.Sprintf(" Orders in Postgres at the start: %s.", strings.TrimSpace(out))
+	}
 	for _, f := range o.Faults {
 		if f.Load != nil {
 			load := o.LoadRate
