@@ -122,10 +122,7 @@ func (f *Flight) Open() error {
 	}
 	c, err := flightsql.NewClient(f.addr, nil, nil,
 		grpc.WithTransportCredentials(TransportCredentials(f.TLS)),
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: maxReconnectDelay},
-			MinConnectTimeout: DefaultPingTimeout,
-		}),
+		ConnectParams(),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true}))
 	if err != nil {
 		return fmt.Errorf("open %s client for %s: %w", f.name, f.addr, err)
@@ -133,6 +130,16 @@ func (f *Flight) Open() error {
 	c.Alloc = f.Alloc
 	f.client = c
 	return nil
+}
+
+// ConnectParams is how the api's gRPC clients of a runtime reconnect: attempts
+// spaced 100 ms, growing to maxReconnectDelay, each given up after
+// DefaultPingTimeout. The replicas' health watch dials with the same.
+func ConnectParams() grpc.DialOption {
+	return grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: maxReconnectDelay},
+		MinConnectTimeout: DefaultPingTimeout,
+	})
 }
 
 // TransportCredentials are the gRPC credentials of cfg: TLS with a copy of cfg

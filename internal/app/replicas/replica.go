@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -52,11 +51,7 @@ func (p *Pool) newReplica(addr string) (*replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(ranking.TransportCredentials(p.TLS)),
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 500 * time.Millisecond},
-			MinConnectTimeout: 2 * time.Second,
-		}))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(ranking.TransportCredentials(p.TLS)), ranking.ConnectParams())
 	if err != nil {
 		_ = rd.Close()
 		return nil, fmt.Errorf("open health client for %s: %w", addr, err)
