@@ -3,6 +3,7 @@
 package duckdb
 
 import (
+	"database/sql/driver"
 	"fmt"
 	"slices"
 	"strings"
@@ -48,13 +49,22 @@ func (t *Tx) ApplyChanges(table string, c engine.Changes) error {
 			return err
 		}
 	}
+	capture := t.capturing(table)
 	for _, s := range staged {
-		rows := "SELECT * EXCLUDE (" + strings.Join(s.fromCols, ", ") + ") FROM " + s.name
-		copyRows, err := t.copyInserted(table, rows)
-		if err != nil {
-			return err
+		insert := "INSERT INTO " + target + " BY NAME SELECT * EXCLUDE (" + strings.Join(s.fromCols, ", ") + ") FROM " + s.name
+		if capture == nil {
+			if err := t.exec(insert); err != nil {
+				return fmt.Errorf("insert completed rows into %s: %w", table, err)
+			}
+			continue
 		}
-		if err := t.exec("INSERT INTO " + target + " BY NAME " + rows + copyRows); err != nil {
+		err := t.conn.Raw(func(dc any) error {
+			recs, err := queryArrow(t.ctx, dc.(driver.Conn), insert+" RETURNING *")
+			capture.Add(1, recs...)
+			releaseAll(recs)
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("insert completed rows into %s: %w", table, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -95,8 +96,43 @@ type DB struct {
 	wdb       *sql.DB // writes, on the same database
 	inspected *lru.Cache[*inspection]
 	outNames  *lru.Cache[map[int]string] // query text -> DataFusion names (names.go)
-	cap       captures                   // tables whose changes maintained queries read (ivm.go)
+	cap       captures                   // tables, and whose changes maintained queries read (capture.go)
 	stmts     stmtCache                  // the write path's prepared statements (stmts.go)
+	apps      appenders                  // the write path's kept appenders (appender.go)
+	wm        watermarks                 // every dataset's committed watermark
+}
+
+// watermarks are the committed watermarks, kept in memory: a store
+// transaction sets them as it commits, and they are read without a query. A
+// file database also stores them in _spice.watermarks (Tx.SetWatermark) and
+// reads them back when it opens.
+type watermarks struct {
+	mu sync.Mutex
+	m  map[string]position.LSN
+}
+
+func (w *watermarks) set(m map[string]position.LSN) {
+	if len(m) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[string]position.LSN{}
+	}
+	for d, lsn := range m {
+		w.m[d] = lsn
+	}
+}
+
+func (w *watermarks) all() map[string]position.LSN {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]position.LSN, len(w.m))
+	for d, lsn := range w.m {
+		out[d] = lsn
+	}
+	return out
 }
 
 // New returns a DB stored at path ("" for memory). Call Open before use.
@@ -159,6 +195,12 @@ func (d *DB) Open(ctx context.Context) error {
 		d.db.Close()
 		return fmt.Errorf("open %q: %w", d.displayPath(), err)
 	}
+	stored, err := d.storedWatermarks(ctx)
+	if err != nil {
+		d.db.Close()
+		return fmt.Errorf("open %q: %w", d.displayPath(), err)
+	}
+	d.wm.set(stored)
 	return nil
 }
 
@@ -175,11 +217,17 @@ func (d *DB) Close() error {
 		return nil
 	}
 	d.stmts.close()
+	d.apps.close()
 	return errors.Join(d.wdb.Close(), d.db.Close())
 }
 
-// Watermarks returns the stored watermark of every dataset that has one.
-func (d *DB) Watermarks(ctx context.Context) (map[string]position.LSN, error) {
+// Watermarks returns the committed watermark of every dataset that has one.
+func (d *DB) Watermarks(context.Context) (map[string]position.LSN, error) {
+	return d.wm.all(), nil
+}
+
+// storedWatermarks reads the watermarks a file database stored.
+func (d *DB) storedWatermarks(ctx context.Context) (map[string]position.LSN, error) {
 	rows, err := d.db.QueryContext(ctx, `SELECT dataset, lsn FROM _spice.watermarks`)
 	if err != nil {
 		return nil, fmt.Errorf("read watermarks: %w", err)

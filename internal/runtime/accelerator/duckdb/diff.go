@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/ivm"
 )
 
 // ApplyDiff applies a multiset change of the table's rows (see
@@ -25,28 +27,54 @@ import (
 // DuckDB costs a fraction of a millisecond per statement whatever it holds,
 // so the change is one statement at most: the retracted rows go through a
 // query appender that runs the DELETE over them (and fails it when fewer
-// equal rows are held than were retracted), the inserted rows through a table
-// appender, which runs no statement. A table whose changes are captured for a
-// maintained query, or rows of a type the appenders are not given here
-// (rows.go), take the staged path: SQL over copies of the Arrow streams.
+// equal rows are held than were retracted), the inserted rows through the
+// table's kept appender, which runs no statement. Rows of a type the appenders
+// are not given here (rows.go) take the staged path: SQL over copies of the
+// Arrow streams. The rows retracted and inserted are kept for maintained
+// queries that read the table: they are the rows that left and entered it.
 func (t *Tx) ApplyDiff(table string, del, ins array.RecordReader) error {
+	capture := t.capturing(table)
 	delCols, okDel := appendable(del)
-	insCols, okIns := appendable(ins)
-	if name, _ := t.db.capturing(strings.ToLower(table)); !okDel || !okIns || name != "" {
-		return t.applyDiffStaged(table, del, ins)
+	_, okIns := appendable(ins)
+	if !okDel || !okIns {
+		return t.applyDiffStaged(table, capture, del, ins)
 	}
-	t.touch(table)
 	if del != nil {
-		if err := t.retract(table, del, delCols); err != nil {
+		recs, err := readAll(del)
+		defer releaseAll(recs)
+		if err != nil {
+			return fmt.Errorf("retract rows of %s: %w", table, err)
+		}
+		if err := t.retract(table, del.Schema(), recs, delCols); err != nil {
 			return err
+		}
+		if capture != nil {
+			capture.Add(-1, recs...)
 		}
 	}
 	if ins != nil {
-		if err := t.appendRows(table, ins, insCols); err != nil {
+		if _, err := t.Insert(table, ins); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// readAll reads every record of rd, retained.
+func readAll(rd array.RecordReader) ([]arrow.RecordBatch, error) {
+	var out []arrow.RecordBatch
+	for rd.Next() {
+		rec := rd.RecordBatch()
+		rec.Retain()
+		out = append(out, rec)
+	}
+	return out, rd.Err()
+}
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
 }
 
 // appendable returns the appender columns of rd's schema; a nil rd needs none.
@@ -63,11 +91,11 @@ func appendable(rd array.RecordReader) ([]column, bool) {
 // retractedData names the retracted rows in the query of retract's appender.
 const retractedData = "_spice_retracted"
 
-// retract deletes one local row per row of del, and fails when some row of del
+// retract deletes one local row per row of recs, and fails when some row
 // has no equal local row left: the query appender's DELETE fails itself then,
 // so that the check costs no statement of its own.
-func (t *Tx) retract(table string, del array.RecordReader, cols []column) error {
-	fields := del.Schema().Fields()
+func (t *Tx) retract(table string, schema *arrow.Schema, recs []arrow.RecordBatch, cols []column) error {
+	fields := schema.Fields()
 	infos := make([]duckdb.TypeInfo, len(cols))
 	names := make([]string, len(fields))
 	for i, c := range cols {
@@ -79,10 +107,12 @@ func (t *Tx) retract(table string, del array.RecordReader, cols []column) error 
 		if err != nil {
 			return err
 		}
-		if _, err := appendRecords(del, cols, a.AppendRow); err != nil {
-			_ = a.Clear()
-			_ = a.Close()
-			return err
+		for _, rec := range recs {
+			if _, err := appendRecord(rec, cols, a.AppendRow); err != nil {
+				_ = a.Clear()
+				_ = a.Close()
+				return err
+			}
 		}
 		return a.CloseWithCancel(t.ctx) // runs the DELETE when rows were appended
 	})
@@ -92,38 +122,26 @@ func (t *Tx) retract(table string, del array.RecordReader, cols []column) error 
 	return nil
 }
 
-// appendRows inserts the rows of ins by column name, through a table appender.
-func (t *Tx) appendRows(table string, ins array.RecordReader, cols []column) error {
-	names := make([]string, ins.Schema().NumFields())
-	for i, f := range ins.Schema().Fields() {
-		names[i] = f.Name
-	}
-	schema, name := splitTable(table)
-	err := t.conn.Raw(func(dc any) error {
-		a, err := duckdb.NewAppenderWithColumns(dc.(driver.Conn), "", schema, name, names)
-		if err != nil {
-			return err
-		}
-		if _, err := appendRecords(ins, cols, a.AppendRow); err != nil {
-			_ = a.Clear()
-			_ = a.Close()
-			return err
-		}
-		return a.CloseWithCancel(t.ctx)
-	})
-	if err != nil {
-		return fmt.Errorf("insert into %s: %w", table, err)
-	}
-	return nil
-}
-
 // applyDiffStaged is ApplyDiff over copies of the Arrow streams in temporary
-// tables: a retraction's rows are counted, deleted (and copied to the table's
-// changes when a maintained query reads them), then the rows of ins inserted.
-func (t *Tx) applyDiffStaged(table string, del, ins array.RecordReader) error {
+// tables: a retraction's rows are counted and deleted, then the rows of ins
+// inserted.
+func (t *Tx) applyDiffStaged(table string, capture *ivm.TableChanges, del, ins array.RecordReader) error {
 	if del != nil {
-		if err := t.retractStaged(table, del); err != nil {
+		recs, err := readAll(del)
+		defer releaseAll(recs)
+		if err != nil {
+			return fmt.Errorf("retract rows of %s: %w", table, err)
+		}
+		rd, err := array.NewRecordReader(del.Schema(), recs)
+		if err != nil {
+			return fmt.Errorf("retract rows of %s: %w", table, err)
+		}
+		defer rd.Release()
+		if err := t.retractStaged(table, rd); err != nil {
 			return err
+		}
+		if capture != nil {
+			capture.Add(-1, recs...)
 		}
 	}
 	if ins != nil {
@@ -151,12 +169,7 @@ func (t *Tx) retractStaged(table string, del array.RecordReader) error {
 	if want == 0 {
 		return nil
 	}
-	target := TableIdent(table)
-	copyRows, err := t.copyDeleted(table, retractRowids(target, stage, fields))
-	if err != nil {
-		return err
-	}
-	res, err := t.conn.ExecContext(t.ctx, copyRows+retractSQL(target, stage, fields))
+	res, err := t.conn.ExecContext(t.ctx, retractSQL(TableIdent(table), stage, fields))
 	if err != nil {
 		return fmt.Errorf("retract rows of %s: %w", table, err)
 	}

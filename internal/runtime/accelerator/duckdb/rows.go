@@ -131,26 +131,34 @@ func decimalColumn(dt *arrow.Decimal128Type) (column, bool) {
 // appendRecords appends every row of rd with add, NULLs as nil.
 func appendRecords(rd array.RecordReader, cols []column, add func(...driver.Value) error) (int64, error) {
 	var n int64
-	row := make([]driver.Value, len(cols))
 	for rd.Next() {
-		rec := rd.RecordBatch()
-		arrs := rec.Columns()
-		for i := 0; i < int(rec.NumRows()); i++ {
-			for j, c := range cols {
-				if arrs[j].IsNull(i) {
-					row[j] = nil
-				} else {
-					row[j] = c.value(arrs[j], i)
-				}
-			}
-			if err := add(row...); err != nil {
-				return n, fmt.Errorf("append row %d: %w", n+1, err)
-			}
-			n++
+		m, err := appendRecord(rd.RecordBatch(), cols, add)
+		n += m
+		if err != nil {
+			return n, err
 		}
 	}
 	if err := rd.Err(); err != nil {
 		return n, fmt.Errorf("read rows: %w", err)
 	}
 	return n, nil
+}
+
+// appendRecord appends every row of rec with add, NULLs as nil.
+func appendRecord(rec arrow.RecordBatch, cols []column, add func(...driver.Value) error) (int64, error) {
+	row := make([]driver.Value, len(cols))
+	arrs := rec.Columns()
+	for i := 0; i < int(rec.NumRows()); i++ {
+		for j, c := range cols {
+			if arrs[j].IsNull(i) {
+				row[j] = nil
+			} else {
+				row[j] = c.value(arrs[j], i)
+			}
+		}
+		if err := add(row...); err != nil {
+			return int64(i), fmt.Errorf("append row %d: %w", i+1, err)
+		}
+	}
+	return rec.NumRows(), nil
 }

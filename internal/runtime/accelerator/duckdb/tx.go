@@ -26,7 +26,8 @@ type Tx struct {
 	dc      any // conn's driver connection: what its temporary tables belong to
 	done    bool
 	db      *DB
-	changes txChanges // for maintained queries (ivm.go)
+	changes txChanges               // for maintained queries (capture.go)
+	wm      map[string]position.LSN // watermarks set, published at commit
 }
 
 var viewSeq atomic.Uint64
@@ -46,26 +47,38 @@ func (d *DB) Begin(ctx context.Context) (*Tx, error) {
 	return &Tx{ctx: ctx, conn: conn, dc: dc, db: d}, nil
 }
 
-// Commit makes every change of the transaction visible at once.
+// Commit makes every change of the transaction visible at once, and the
+// watermarks it set with them.
 func (t *Tx) Commit() error {
 	if t.done {
 		return fmt.Errorf("commit: transaction already ended")
 	}
 	t.done = true
 	defer t.conn.Close()
+	defer t.releaseChanges()
 	if err := t.clearChanges(); err != nil {
-		_, _ = t.conn.ExecContext(context.Background(), "ROLLBACK")
+		t.abort()
 		return fmt.Errorf("commit: %w", err)
 	}
 	if _, err := t.conn.ExecContext(t.ctx, "COMMIT"); err != nil {
-		_, _ = t.conn.ExecContext(context.Background(), "ROLLBACK")
+		t.abort()
 		return fmt.Errorf("commit: %w", err)
 	}
 	if len(t.changes.made) > 0 {
 		t.db.madeChanges(t.dc, t.changes.made)
 	}
+	t.db.wm.set(t.wm)
 	t.changes = txChanges{}
 	return nil
+}
+
+// abort rolls the transaction back after a failure and forgets what the
+// connection kept for it (appenders with rows not flushed, changes tables
+// the transaction created).
+func (t *Tx) abort() {
+	_, _ = t.conn.ExecContext(context.Background(), "ROLLBACK")
+	t.db.apps.drop(t.dc)
+	t.db.forgetChanges(t.dc)
 }
 
 // Update runs fn in one transaction and commits it when fn returns nil.
@@ -92,7 +105,8 @@ func (t *Tx) Rollback() {
 		return
 	}
 	t.done = true
-	_, _ = t.conn.ExecContext(context.Background(), "ROLLBACK")
+	t.abort()
+	t.releaseChanges()
 	t.conn.Close()
 }
 
@@ -102,15 +116,29 @@ func (t *Tx) Rollback() {
 // DuckDB pushes column projections into Arrow scans, but a registered Go stream
 // always yields every column, so any query that does not read all columns in order
 // would read the wrong ones. Only a plain "SELECT * FROM {in}" may read the stream
-// directly (copy is false); everything else reads a temporary copy.
+// directly (copyFirst is false); everything else reads a temporary copy.
+func (t *Tx) withArrow(rd array.RecordReader, query string, copyFirst bool) (int64, error) {
+	var n int64
+	err := t.withStream(rd, copyFirst, func(dc driver.Conn, in string) error {
+		res, err := dc.(driver.ExecerContext).ExecContext(t.ctx, strings.ReplaceAll(query, "{in}", in), nil)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return n, err
+}
+
+// withStream exposes rd on the transaction's connection under a name (a
+// temporary copy when copyFirst) and runs fn with that name.
 //
 // The stream is registered under one name per connection, which each
 // registration replaces (DuckDB's Arrow scan views are temporary views created
 // with OR REPLACE), so no statement drops it afterwards; nothing reads the name
-// but the query that follows its registration.
-func (t *Tx) withArrow(rd array.RecordReader, query string, copyFirst bool) (int64, error) {
-	var n int64
-	err := t.conn.Raw(func(dc any) error {
+// but the statement that follows its registration.
+func (t *Tx) withStream(rd array.RecordReader, copyFirst bool, fn func(dc driver.Conn, in string) error) error {
+	return t.conn.Raw(func(dc any) error {
 		a, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
 		if err != nil {
 			return err
@@ -130,14 +158,8 @@ func (t *Tx) withArrow(rd array.RecordReader, query string, copyFirst bool) (int
 			}
 			defer exec.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+in, nil)
 		}
-		res, err := exec.ExecContext(t.ctx, strings.ReplaceAll(query, "{in}", in), nil)
-		if err != nil {
-			return err
-		}
-		n, _ = res.RowsAffected()
-		return nil
+		return fn(dc.(driver.Conn), in)
 	})
-	return n, err
 }
 
 // Replace replaces the whole table with the rows of rd (creating it, or changing
@@ -211,52 +233,79 @@ func (t *Tx) Append(table string, rd array.RecordReader, opt engine.AppendOption
 }
 
 // Delete removes the rows whose key columns equal a row of keys (which holds only
-// the key columns).
+// the key columns). The rows removed are kept for maintained queries that
+// read the table.
 func (t *Tx) Delete(table string, keys array.RecordReader) (int64, error) {
-	cols := make([]string, 0, keys.Schema().NumFields())
-	for _, f := range keys.Schema().Fields() {
-		cols = append(cols, f.Name)
-	}
+	cols := fieldNames(keys.Schema())
 	tbl := TableIdent(table)
-	rowids := keyRowids(tbl, "{in}", cols)
-	copyRows, err := t.copyDeleted(table, rowids)
-	if err != nil {
-		return 0, err
-	}
-	n, err := t.withArrow(keys, copyRows+`DELETE FROM `+tbl+` WHERE rowid IN (`+rowids+`)`, true)
+	capture := t.capturing(table)
+	var n int64
+	err := t.withStream(keys, true, func(dc driver.Conn, in string) error {
+		query := `DELETE FROM ` + tbl + ` WHERE rowid IN (` + keyRowids(tbl, in, cols) + `)`
+		if capture == nil {
+			res, err := dc.(driver.ExecerContext).ExecContext(t.ctx, query, nil)
+			if err == nil {
+				n, _ = res.RowsAffected()
+			}
+			return err
+		}
+		recs, err := queryArrow(t.ctx, dc, query+` RETURNING *`)
+		for _, r := range recs {
+			n += r.NumRows()
+		}
+		capture.Add(-1, recs...)
+		releaseAll(recs)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("delete from %s: %w", table, err)
 	}
 	return n, nil
 }
 
-// Insert inserts every row of rows. Rows whose changes are not copied are read
-// straight from the stream. When they are, and the transaction has copied none
-// of the table's changes yet, the stream goes into the (empty) changes table
-// and the table's rows come from there: two statements, no staging table.
+// Insert inserts every row of rows, matching columns by name, through the
+// connection's kept appender of the table (through DuckDB's Arrow scan for
+// column types an appender does not take). The rows are kept for maintained
+// queries that read the table.
 func (t *Tx) Insert(table string, rows array.RecordReader) (int64, error) {
-	name, fresh, err := t.changesTable(table)
-	if err != nil {
-		return 0, err
+	capture := t.capturing(table)
+	cols, ok := columnsOf(rows.Schema())
+	if !ok {
+		var n int64
+		for rows.Next() {
+			rec := rows.RecordBatch()
+			if err := t.insertArrow(TableIdent(table), rec, ""); err != nil {
+				return 0, fmt.Errorf("insert into %s: %w", table, err)
+			}
+			if capture != nil {
+				capture.Add(1, rec)
+			}
+			n += rec.NumRows()
+		}
+		return n, rows.Err()
 	}
-	tbl := TableIdent(table)
 	var n int64
-	switch {
-	case name == "":
-		n, err = t.withArrow(rows, `INSERT INTO `+tbl+` BY NAME SELECT * FROM {in}`, false)
-	case fresh:
-		cols := make([]string, 0, rows.Schema().NumFields())
-		for _, f := range rows.Schema().Fields() {
-			cols = append(cols, Ident(f.Name))
+	err := t.conn.Raw(func(dc any) error {
+		app, err := t.db.apps.get(dc.(driver.Conn), strings.ToLower(table), fieldNames(rows.Schema()), t.db.generation(strings.ToLower(table)))
+		if err != nil {
+			return err
 		}
-		list := strings.Join(cols, ", ")
-		if n, err = t.withArrow(rows, `INSERT INTO `+name+` BY NAME SELECT *, 1 AS _ivm_w FROM {in}`, false); err == nil {
-			_, err = t.execPrepared(`INSERT INTO ` + tbl + ` (` + list + `) SELECT ` + list + ` FROM ` + name)
+		for rows.Next() {
+			rec := rows.RecordBatch()
+			m, err := appendRecord(rec, cols, app.AppendRow)
+			n += m
+			if err != nil {
+				return err
+			}
+			if capture != nil {
+				capture.Add(1, rec)
+			}
 		}
-	default:
-		copyRows := `; INSERT INTO ` + name + ` BY NAME SELECT *, 1 AS _ivm_w FROM (SELECT * FROM {in})`
-		n, err = t.withArrow(rows, `INSERT INTO `+tbl+` BY NAME SELECT * FROM {in}`+copyRows, true)
-	}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return app.FlushWithCancel(t.ctx)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("insert into %s: %w", table, err)
 	}
@@ -270,12 +319,21 @@ func (t *Tx) exec(query string, args ...any) error {
 }
 
 // SetWatermark records lsn as the source position of each dataset's data,
-// committed with it. One UPDATE covers every dataset, and rows are inserted only
-// when some are missing: a change feed sets the watermarks of all its datasets
-// on every transaction it applies, and each DuckDB statement costs a fraction of
-// a millisecond even on a tiny table (INSERT OR REPLACE about 2.5x an UPDATE).
+// committed with it. The DB keeps the watermarks in memory, published when the
+// transaction commits; a file database also stores them, in the same
+// transaction as the data, for a restart to resume from. One UPDATE covers
+// every dataset, and rows are inserted only when some are missing.
 func (t *Tx) SetWatermark(lsn position.LSN, datasets ...string) error {
 	if len(datasets) == 0 {
+		return nil
+	}
+	if t.wm == nil {
+		t.wm = map[string]position.LSN{}
+	}
+	for _, d := range datasets {
+		t.wm[d] = lsn
+	}
+	if t.db.Path == "" {
 		return nil
 	}
 	in := strings.TrimSuffix(strings.Repeat("?, ", len(datasets)), ", ")
