@@ -6,10 +6,13 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 	"sync/atomic"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -263,53 +266,114 @@ func (t *Tx) Delete(table string, keys array.RecordReader) (int64, error) {
 	return n, nil
 }
 
-// Insert inserts every row of rows, matching columns by name, through the
-// connection's kept appender of the table (through DuckDB's Arrow scan for
-// column types an appender does not take). The rows are kept for maintained
-// queries that read the table.
+// maxPreparedRows is the most rows an INSERT takes as parameters of one
+// prepared statement; more go through the table's kept appender. DuckDB pays
+// about 0.3 ms to flush an appender inside a transaction whatever it holds,
+// and about 0.1 ms to run a prepared INSERT of one row, 0.25 ms of sixteen.
+const maxPreparedRows = 16
+
+// Insert inserts every row of rows, matching columns by name: a few rows as
+// parameters of a prepared INSERT, more through the connection's kept
+// appender of the table, and column types neither takes through DuckDB's
+// Arrow scan. The rows are kept for maintained queries that read the table.
 func (t *Tx) Insert(table string, rows array.RecordReader) (int64, error) {
 	capture := t.capturing(table)
-	cols, ok := columnsOf(rows.Schema())
-	if !ok {
-		var n int64
-		for rows.Next() {
-			rec := rows.RecordBatch()
-			if err := t.insertArrow(TableIdent(table), rec, ""); err != nil {
-				return 0, fmt.Errorf("insert into %s: %w", table, err)
-			}
-			if capture != nil {
-				capture.Add(1, rec)
-			}
-			n += rec.NumRows()
-		}
-		return n, rows.Err()
-	}
-	var n int64
-	err := t.conn.Raw(func(dc any) error {
-		app, err := t.db.apps.get(dc.(driver.Conn), strings.ToLower(table), fieldNames(rows.Schema()), t.db.generation(strings.ToLower(table)))
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			rec := rows.RecordBatch()
-			m, err := appendRecord(rec, cols, app.AppendRow)
-			n += m
-			if err != nil {
-				return err
-			}
-			if capture != nil {
-				capture.Add(1, rec)
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return app.FlushWithCancel(t.ctx)
-	})
+	recs, err := readAll(rows)
+	defer releaseAll(recs)
 	if err != nil {
 		return 0, fmt.Errorf("insert into %s: %w", table, err)
 	}
+	var n int64
+	for _, r := range recs {
+		n += r.NumRows()
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	cols, ok := columnsOf(rows.Schema())
+	switch {
+	case !ok:
+		for _, rec := range recs {
+			err = errors.Join(err, t.insertArrow(TableIdent(table), rec, ""))
+		}
+	case n <= maxPreparedRows:
+		err = t.insertPrepared(table, rows.Schema(), recs, cols, n)
+	default:
+		err = t.insertAppended(table, rows.Schema(), recs, cols)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("insert into %s: %w", table, err)
+	}
+	if capture != nil {
+		capture.Add(1, recs...)
+	}
 	return n, nil
+}
+
+// insertPrepared inserts n rows as the parameters of one prepared INSERT
+// (prepared once per connection, table and row count: it reads no table, so
+// its plan cannot go stale).
+func (t *Tx) insertPrepared(table string, schema *arrow.Schema, recs []arrow.RecordBatch, cols []column, n int64) error {
+	names := make([]string, len(cols))
+	for i, f := range schema.Fields() {
+		names[i] = Ident(f.Name)
+	}
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	query := `INSERT INTO ` + TableIdent(table) + ` (` + strings.Join(names, ", ") + `) VALUES ` +
+		strings.TrimSuffix(strings.Repeat(tuple+", ", int(n)), ", ")
+	args := make([]any, 0, int(n)*len(cols))
+	for _, rec := range recs {
+		_, err := appendRecord(rec, cols, func(v ...driver.Value) error {
+			for _, x := range v {
+				if d, ok := x.(duckdb.Decimal); ok {
+					x = decimalText(d) // DuckDB binds no DECIMAL parameter; it casts text exactly
+				}
+				args = append(args, x)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	_, err := t.execPrepared(query, args...)
+	return err
+}
+
+// decimalText writes a decimal as text: the unscaled digits with the point
+// Scale places from the right.
+func decimalText(d duckdb.Decimal) string {
+	digits := new(big.Int).Abs(d.Value).String()
+	sign := ""
+	if d.Value.Sign() < 0 {
+		sign = "-"
+	}
+	if d.Scale == 0 {
+		return sign + digits
+	}
+	if pad := int(d.Scale) + 1 - len(digits); pad > 0 {
+		digits = strings.Repeat("0", pad) + digits
+	}
+	cut := len(digits) - int(d.Scale)
+	return sign + digits[:cut] + "." + digits[cut:]
+}
+
+// insertAppended inserts the records through the connection's kept appender
+// of the table's columns.
+func (t *Tx) insertAppended(table string, schema *arrow.Schema, recs []arrow.RecordBatch, cols []column) error {
+	return t.conn.Raw(func(dc any) error {
+		key := strings.ToLower(table)
+		app, err := t.db.apps.get(dc.(driver.Conn), key, fieldNames(schema), t.db.generation(key))
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			if _, err := appendRecord(rec, cols, app.AppendRow); err != nil {
+				return err
+			}
+		}
+		return app.FlushWithCancel(t.ctx)
+	})
 }
 
 // exec runs a statement inside the transaction.
