@@ -1,10 +1,7 @@
 package parsetree
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 )
@@ -49,6 +46,7 @@ func (d *decoder) document(v any) *Document {
 			}
 			doc.Error.Extra[k] = o.str(k)
 		}
+		o.end() // a missing error_type or error_message
 		return doc
 	}
 	o.list("statements", func(path string, v any) {
@@ -283,18 +281,4 @@ func (o *object) unknownKind(key, what, val string) {
 		return
 	}
 	o.d.fail(o.at(key), ErrUnknownKind, "unknown %s %q", what, val)
-}
-
-// parseJSON reads a JSON document, keeping numbers as their text.
-func parseJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(quoteNonFinite(data)))
-	dec.UseNumber() // locations are uint64s that a float64 would round
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("data after the document")
-	}
-	return v, nil
 }

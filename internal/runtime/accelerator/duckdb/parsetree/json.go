@@ -3,11 +3,27 @@ package parsetree
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 )
+
+// parseJSON reads a JSON document, keeping numbers as their text.
+func parseJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(quoteNonFinite(data)))
+	dec.UseNumber() // locations are uint64s that a float64 would round
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the document")
+	}
+	return v, nil
+}
 
 // DuckDB writes the doubles infinity and NaN as the bare words Infinity,
 // -Infinity and NaN, which JSON lacks. The decoder reads them as strings
