@@ -123,6 +123,10 @@ func TestDecodeErrorDocument(t *testing.T) {
 	if !sameJSON(t, enc, js) {
 		t.Fatalf("encoded %s, want %s", enc, js)
 	}
+	_, err = parsetree.Decode([]byte(`{"error":true,"error_type":"parser"}`))
+	if !errors.Is(err, parsetree.ErrMissingField) || err.Error() != `missing field "error_message"` {
+		t.Fatalf("decode an error without its message: %v", err)
+	}
 }
 
 // TestDecodeRejectsMalformedJSON feeds text that is not one JSON document.
