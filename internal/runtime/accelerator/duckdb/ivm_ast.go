@@ -3,20 +3,19 @@
 package duckdb
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
+
+	pt "github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb/parsetree"
 )
 
-// The incremental maintenance of a query works on DuckDB's own parse tree:
-// json_serialize_sql gives it as JSON, the maintainer rewrites parts of it (a
-// table reference becomes the table's changes, an aggregate block becomes a read
-// of its maintained state), and json_deserialize_sql prints the result as SQL.
-// DuckDB parses and prints; nothing here parses SQL text.
-
-// node is one object of the parse tree.
-type node = map[string]any
+// The planner works on DuckDB's own parse tree: json_serialize_sql gives it
+// as JSON, package parsetree decodes it strictly into typed values (a DuckDB
+// whose tree has a field this runtime does not know fails loudly instead of
+// being misread), the planner reads and rewrites it (a table reference
+// becomes the table's changes, a select list the parts of an aggregate's
+// state), and json_deserialize_sql prints it as SQL. DuckDB parses and
+// prints; nothing here parses SQL text.
 
 // sqlConn runs one scalar query; Tx implements it.
 type sqlConn interface {
@@ -29,37 +28,39 @@ func (t *Tx) scalar(query string, args ...any) (string, error) {
 	return s, err
 }
 
-// parseTree returns the parse tree of a query text of one SELECT.
-func parseTree(c sqlConn, query string) (node, error) {
+// parseQuery returns the parse tree of a query text of one SELECT.
+func parseQuery(c sqlConn, query string) (*pt.SelectStatement, error) {
 	js, err := c.scalar(`SELECT json_serialize_sql(?::VARCHAR)::VARCHAR`, query)
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
-	var doc struct {
-		Error        bool   `json:"error"`
-		ErrorMessage string `json:"error_message"`
-		Statements   []struct {
-			Node node `json:"node"`
-		} `json:"statements"`
+	doc, err := pt.Decode([]byte(js))
+	if err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
 	}
-	dec := json.NewDecoder(strings.NewReader(js))
-	dec.UseNumber() // query locations are uint64s that a float64 would round
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("parse: read the parse tree: %w", err)
+	stmt, err := doc.Select()
+	if err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
 	}
-	if doc.Error {
-		return nil, fmt.Errorf("parse: %s", doc.ErrorMessage)
+	return stmt, nil
+}
+
+// parseSelectNode returns the SELECT node of a query text.
+func parseSelectNode(c sqlConn, query string) (*pt.SelectNode, error) {
+	stmt, err := parseQuery(c, query)
+	if err != nil {
+		return nil, err
 	}
-	if len(doc.Statements) != 1 || doc.Statements[0].Node == nil {
-		return nil, fmt.Errorf("parse: want one SELECT statement, got %d statements", len(doc.Statements))
+	n, ok := stmt.Node.(*pt.SelectNode)
+	if !ok {
+		return nil, fmt.Errorf("parse: %q is not a SELECT", query)
 	}
-	return doc.Statements[0].Node, nil
+	return n, nil
 }
 
 // render prints a query node as SQL.
-func render(c sqlConn, n node) (string, error) {
-	doc := map[string]any{"error": false, "statements": []any{map[string]any{"node": n, "named_param_map": []any{}}}}
-	js, err := json.Marshal(doc)
+func render(c sqlConn, n pt.QueryNode) (string, error) {
+	js, err := pt.Encode(&pt.Document{Statements: []*pt.SelectStatement{{Node: n}}})
 	if err != nil {
 		return "", fmt.Errorf("print query: %w", err)
 	}
@@ -68,102 +69,6 @@ func render(c sqlConn, n node) (string, error) {
 		return "", fmt.Errorf("print query: %w", err)
 	}
 	return s, nil
-}
-
-// clone deep-copies a parse tree value.
-func clone[T any](v T) T {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("clone parse tree: %v", err))
-	}
-	var out T
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&out); err != nil {
-		panic(fmt.Sprintf("clone parse tree: %v", err))
-	}
-	return out
-}
-
-// sameExpr reports whether two expressions are the same apart from their alias
-// and where they were written.
-func sameExpr(a, b any) bool {
-	return canonical(a) == canonical(b)
-}
-
-func canonical(v any) string {
-	b, _ := json.Marshal(strip(v))
-	return string(b)
-}
-
-func strip(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			if k == "alias" || k == "query_location" {
-				continue
-			}
-			out[k] = strip(val)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = strip(val)
-		}
-		return out
-	default:
-		return v
-	}
-}
-
-// substitute replaces, in a copy of tmpl, every column reference to a name of
-// with by a copy of the expression given for it.
-func substitute(tmpl any, with map[string]any) any {
-	switch x := tmpl.(type) {
-	case map[string]any:
-		if x["class"] == "COLUMN_REF" {
-			if names, ok := x["column_names"].([]any); ok && len(names) == 1 {
-				if name, ok := names[0].(string); ok {
-					if e, ok := with[name]; ok {
-						return clone(e)
-					}
-				}
-			}
-		}
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[k] = substitute(val, with)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = substitute(val, with)
-		}
-		return out
-	default:
-		return tmpl
-	}
-}
-
-// walk calls fn on every object of the tree, depth first; fn returns false to
-// skip an object's children.
-func walk(v any, fn func(node) bool) {
-	switch x := v.(type) {
-	case map[string]any:
-		if !fn(x) {
-			return
-		}
-		for _, val := range x {
-			walk(val, fn)
-		}
-	case []any:
-		for _, val := range x {
-			walk(val, fn)
-		}
-	}
 }
 
 // nondeterministic names functions whose value changes between evaluations of
@@ -177,22 +82,22 @@ var nondeterministic = map[string]bool{
 }
 
 // volatile reports the first nondeterministic function, window or subquery
-// expression in v ("" when none): maintaining such a block from changes would
-// not give what evaluating it gives.
-func volatile(v any) string {
+// expression under n ("" when none): maintaining such a query from changes
+// would not give what evaluating it gives.
+func volatile(n pt.Node) string {
 	var found string
-	walk(v, func(n node) bool {
+	pt.Walk(n, func(x pt.Node) bool {
 		if found != "" {
 			return false
 		}
-		switch n["class"] {
-		case "FUNCTION":
-			if name, _ := n["function_name"].(string); nondeterministic[strings.ToLower(name)] {
-				found = name + "()"
+		switch e := x.(type) {
+		case *pt.Function:
+			if nondeterministic[strings.ToLower(e.Name)] {
+				found = e.Name + "()"
 			}
-		case "WINDOW":
+		case *pt.Window:
 			found = "a window function"
-		case "SUBQUERY":
+		case *pt.Subquery:
 			found = "a subquery expression"
 		}
 		return true
@@ -200,17 +105,99 @@ func volatile(v any) string {
 	return found
 }
 
-func str(n node, key string) string {
-	s, _ := n[key].(string)
-	return s
+// columnRef returns the dotted parts of a column reference, and false for
+// any other expression.
+func columnRef(e pt.Expr) (qualifier, column string, ok bool) {
+	c, isRef := e.(*pt.ColumnRef)
+	if !isRef {
+		return "", "", false
+	}
+	switch len(c.Names) {
+	case 1:
+		return "", c.Names[0], true
+	case 2:
+		return c.Names[0], c.Names[1], true
+	}
+	return "", "", false
 }
 
-func list(n node, key string) []any {
-	l, _ := n[key].([]any)
-	return l
+// substitute returns a copy of tmpl with every reference to a column named
+// as a key of with replaced by a copy of its expression.
+func substitute(tmpl pt.Expr, with map[string]pt.Expr) pt.Expr {
+	return pt.Rewrite(pt.Clone(tmpl), func(e pt.Expr) pt.Expr {
+		if q, c, ok := columnRef(e); ok && q == "" {
+			if x, found := with[c]; found {
+				return pt.Clone(x)
+			}
+		}
+		return nil
+	}).(pt.Expr)
 }
 
-func obj(n node, key string) node {
-	o, _ := n[key].(map[string]any)
-	return o
+// conjuncts flattens AND.
+func conjuncts(e pt.Expr) []pt.Expr {
+	if c, ok := e.(*pt.Conjunction); ok && c.Op == pt.ConjunctionAnd {
+		var out []pt.Expr
+		for _, ch := range c.Children {
+			out = append(out, conjuncts(ch)...)
+		}
+		return out
+	}
+	return []pt.Expr{e}
+}
+
+// equalColumns returns the two sides of an equality, and false for any other
+// condition.
+func equalColumns(e pt.Expr) (pt.Expr, pt.Expr, bool) {
+	c, ok := e.(*pt.Comparison)
+	if !ok || c.Op != pt.CompareEqual {
+		return nil, nil, false
+	}
+	return c.Left, c.Right, true
+}
+
+// tableRefName is the store's name of a table reference: lower case,
+// schema-qualified unless in main.
+func tableRefName(t *pt.BaseTable) string {
+	name := strings.ToLower(t.Table)
+	if s := strings.ToLower(t.Schema); s != "" && s != "main" {
+		name = s + "." + name
+	}
+	return name
+}
+
+// qualifierOf is what a table reference's columns are qualified by.
+func qualifierOf(t *pt.BaseTable) string {
+	if t.Alias != "" {
+		return t.Alias
+	}
+	return t.Table
+}
+
+// constantInt reads a non-negative integer constant; a nil expression (or
+// NULL) gives def.
+func constantInt(e pt.Expr, def int64) (int64, bool) {
+	if e == nil {
+		return def, true
+	}
+	c, ok := e.(*pt.Constant)
+	if !ok {
+		return 0, false
+	}
+	if c.Value.IsNull {
+		return def, true
+	}
+	switch c.Value.Type.ID {
+	case pt.TypeTinyint, pt.TypeSmallint, pt.TypeInteger, pt.TypeBigint,
+		pt.TypeUTinyint, pt.TypeUSmallint, pt.TypeUInteger, pt.TypeUBigint:
+	default:
+		return 0, false
+	}
+	switch v := c.Value.Data.(type) {
+	case int64:
+		return v, v >= 0
+	case uint64:
+		return int64(v), v <= 1<<62
+	}
+	return 0, false
 }

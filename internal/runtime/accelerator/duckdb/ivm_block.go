@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	pt "github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb/parsetree"
 	"github.com/cqrs-spice/cqrs/internal/runtime/ivm"
 )
 
@@ -18,11 +19,12 @@ import (
 // FROM, or the whole query. Its state is one accumulator per group, in memory.
 //
 // A block that reads plain columns, joined on equal columns from its first
-// table (the fact table) outwards, computes its contributions in memory: a
-// changed fact row is joined to in-memory copies of the other tables'
-// columns it reads; a change of one of those tables computes the block's
-// state again from the store. Any other block (a WHERE, an expression) reads
-// its contributions in SQL, once per transaction, from the changed rows.
+// table (the fact table) outwards, computes its contributions in memory
+// (ivm_lookup.go): a changed fact row is joined to in-memory copies of the
+// other tables' columns it reads; a change of one of those tables computes the
+// block's state again from the store. Any other block (a WHERE, an
+// expression) reads its contributions in SQL, once per transaction, from the
+// changed rows.
 
 // blockRef is one table of a block.
 type blockRef struct {
@@ -33,14 +35,14 @@ type blockRef struct {
 // aggItem is one aggregate of a block.
 type aggItem struct {
 	fn  ivm.AggFn
-	arg any // its argument expression; nil for COUNT(*)
+	arg pt.Expr // nil for COUNT(*)
 }
 
-// blockInfo is a block's analysis, before it is planned.
+// blockInfo is a block's analysis.
 type blockInfo struct {
-	n      node
+	n      *pt.SelectNode
 	refs   []blockRef
-	groups []any
+	groups []pt.Expr
 	aggs   []aggItem
 	out    []ivm.OutCol
 	names  []string      // output column names
@@ -52,13 +54,13 @@ var aggFnByName = map[string]ivm.AggFn{"sum": ivm.Sum, "count": ivm.Count, "coun
 // block plans the aggregate block n; top says it is the whole query (its
 // ORDER BY and LIMIT are the output's). It returns the block's index in
 // p.blocks and its analysis, or -1 with p.reason set.
-func (p *planner) block(n node, top bool) (int, *blockInfo, error) {
-	if why := p.blockShape(n, top); why != "" {
+func (p *planner) block(n *pt.SelectNode, top bool) (int, *blockInfo, error) {
+	if why := blockShape(n, top); why != "" {
 		p.reason = why
 		return -1, nil, nil
 	}
 	b := &blockInfo{n: n}
-	if why := p.joinTables(n["from_table"], b); why != "" {
+	if why := p.joinTables(n.From, b); why != "" {
 		p.reason = why
 		return -1, nil, nil
 	}
@@ -66,13 +68,13 @@ func (p *planner) block(n node, top bool) (int, *blockInfo, error) {
 		p.reason = why
 		return -1, nil, nil
 	}
-	body := clone(n)
-	body["modifiers"] = []any{}
+	body := pt.Clone(n)
+	body.Modifiers = nil
 	sql, err := render(p.t, body)
 	if err != nil {
 		return -1, nil, err
 	}
-	if b.names, _, err = p.t.describe(sql); err != nil {
+	if b.names, err = p.t.columnNames(sql); err != nil {
 		return -1, nil, err
 	}
 	if b.schema, err = p.t.scanSchema(`SELECT * FROM (` + sql + `) LIMIT 0`); err != nil {
@@ -87,27 +89,30 @@ func (p *planner) block(n node, top bool) (int, *blockInfo, error) {
 }
 
 // blockShape says why an aggregating SELECT is not a block ("" when it is).
-func (p *planner) blockShape(n node, top bool) string {
-	for _, m := range list(n, "modifiers") {
-		t := str(m.(map[string]any), "type")
-		if !top || t != "ORDER_MODIFIER" && t != "LIMIT_MODIFIER" {
-			return "an aggregate has ORDER BY, LIMIT or DISTINCT of its own"
+func blockShape(n *pt.SelectNode, top bool) string {
+	for _, m := range n.Modifiers {
+		switch m.(type) {
+		case *pt.OrderModifier, *pt.LimitModifier:
+			if top {
+				continue
+			}
 		}
+		return "an aggregate has ORDER BY, LIMIT or DISTINCT of its own"
 	}
 	switch {
-	case len(list(obj(n, "cte_map"), "map")) > 0 && !top:
+	case len(n.CTEs) > 0 && !top:
 		return "an aggregate has a WITH clause of its own"
-	case n["having"] != nil:
+	case n.Having != nil:
 		return "an aggregate has HAVING"
-	case n["qualify"] != nil || n["sample"] != nil:
+	case n.Qualify != nil || n.Sample != nil:
 		return "an aggregate has QUALIFY or SAMPLE"
-	case str(n, "aggregate_handling") != "STANDARD_HANDLING":
+	case n.Aggregate != pt.StandardHandling:
 		return "an aggregate uses GROUP BY ALL"
-	case len(list(n, "group_sets")) > 1:
+	case len(n.GroupingSets) > 1:
 		return "an aggregate has GROUPING SETS, CUBE or ROLLUP"
 	}
-	for _, g := range list(n, "group_expressions") {
-		if str(g.(map[string]any), "class") == "CONSTANT" {
+	for _, g := range n.GroupBy {
+		if _, ok := g.(*pt.Constant); ok {
 			return "an aggregate groups by position (GROUP BY 1): name the expressions"
 		}
 	}
@@ -115,48 +120,47 @@ func (p *planner) blockShape(n node, top bool) string {
 }
 
 // joinTables collects the tables of an inner join tree, in order.
-func (p *planner) joinTables(v any, b *blockInfo) string {
-	f, _ := v.(map[string]any)
-	switch str(f, "type") {
-	case "BASE_TABLE":
-		name := tableRefName(f)
+func (p *planner) joinTables(r pt.TableRef, b *blockInfo) string {
+	switch t := r.(type) {
+	case *pt.BaseTable:
+		name := tableRefName(t)
 		if p.ctes[name] != nil {
 			return "an aggregate reads a WITH query (" + name + "), not a table"
 		}
-		if f["at_clause"] != nil || f["sample"] != nil || len(list(f, "column_name_alias")) > 0 {
+		if t.At != nil || t.Sample != nil || len(t.ColumnAliases) > 0 {
 			return "an aggregate reads a table with AT, SAMPLE or renamed columns"
 		}
-		for _, t := range b.refs {
-			if t.name == name {
+		for _, o := range b.refs {
+			if o.name == name {
 				return "an aggregate reads " + name + " twice (a self-join)"
 			}
 		}
-		b.refs = append(b.refs, blockRef{name: name, qualifier: qualifierOf(f)})
+		b.refs = append(b.refs, blockRef{name: name, qualifier: qualifierOf(t)})
 		return ""
-	case "JOIN":
-		if str(f, "join_type") != "INNER" || (str(f, "ref_type") != "REGULAR" && str(f, "ref_type") != "CROSS") {
-			return "an aggregate reads a " + strings.ToLower(str(f, "join_type")) + " " + strings.ToLower(str(f, "ref_type")) + " join; only inner joins are maintained inside an aggregate (left joins outside it are)"
+	case *pt.Join:
+		if t.Type != pt.JoinInner || t.Ref != pt.JoinRegular && t.Ref != pt.JoinCross {
+			return "an aggregate reads a " + strings.ToLower(string(t.Type)+" "+string(t.Ref)) + " join; only inner joins are maintained inside an aggregate (left joins outside it are)"
 		}
-		if why := p.joinTables(f["left"], b); why != "" {
+		if why := p.joinTables(t.Left, b); why != "" {
 			return why
 		}
-		return p.joinTables(f["right"], b)
-	case "":
+		return p.joinTables(t.Right, b)
+	case *pt.EmptyRef:
 		return "an aggregate reads no table"
-	default:
-		return "an aggregate reads a " + strings.ToLower(str(f, "type")) + ", not a table or an inner join of tables"
+	case *pt.SubqueryRef:
+		return "an aggregate reads a subquery, not a table or an inner join of tables"
 	}
+	return fmt.Sprintf("an aggregate reads a %T, not a table or an inner join of tables", r)
 }
 
 // selectItems reads a block's select items: GROUP BY expressions and
 // aggregates of one argument.
 func (p *planner) selectItems(b *blockInfo) string {
-	b.groups = list(b.n, "group_expressions")
-	for _, item := range list(b.n, "select_list") {
-		e := item.(map[string]any)
+	b.groups = b.n.GroupBy
+	for _, e := range b.n.List {
 		g := -1
 		for j, ge := range b.groups {
-			if sameExpr(e, ge) {
+			if pt.Equal(e, ge) {
 				g = j
 				break
 			}
@@ -165,19 +169,20 @@ func (p *planner) selectItems(b *blockInfo) string {
 			b.out = append(b.out, ivm.OutCol{Group: g, Agg: -1})
 			continue
 		}
-		name := strings.ToLower(str(e, "function_name"))
-		fn, known := aggFnByName[name]
-		args := list(e, "children")
-		ok := str(e, "class") == "FUNCTION" && known && e["filter"] == nil && e["distinct"] == false &&
-			len(list(obj(e, "order_bys"), "orders")) == 0 &&
-			(fn == ivm.CountStar && len(args) == 0 || fn != ivm.CountStar && len(args) == 1)
+		f, isFn := e.(*pt.Function)
+		if !isFn {
+			return "an aggregate's select item is neither a GROUP BY expression nor SUM, COUNT, AVG, MIN or MAX of one expression without DISTINCT or FILTER"
+		}
+		fn, known := aggFnByName[strings.ToLower(f.Name)]
+		ok := known && f.Filter == nil && !f.Distinct && len(f.OrderBy) == 0 &&
+			(fn == ivm.CountStar && len(f.Args) == 0 || fn != ivm.CountStar && len(f.Args) == 1)
 		if !ok {
 			return "an aggregate's select item is neither a GROUP BY expression nor SUM, COUNT, AVG, MIN or MAX of one expression without DISTINCT or FILTER"
 		}
-		var arg any
-		if len(args) == 1 {
-			arg = args[0]
-			if p.aggregates(node{"select_list": []any{arg}}) {
+		var arg pt.Expr
+		if len(f.Args) == 1 {
+			arg = f.Args[0]
+			if p.hasAggregate(arg) {
 				return "an aggregate nests aggregates"
 			}
 		}
@@ -206,12 +211,18 @@ func (p *planner) blockSpec(b *blockInfo) (*ivm.BlockSpec, error) {
 			case *arrow.Decimal128Type:
 				ap.Scale = t.Scale
 			}
-			if (a.fn == ivm.Min || a.fn == ivm.Max) && !ivm.Supported(dt) {
+			if !ivm.Supported(dt) {
 				p.reason = fmt.Sprintf("an aggregate's argument is of type %s, which is not kept in memory", dt)
 				return nil, nil
 			}
 		}
 		spec.Plan.Aggs = append(spec.Plan.Aggs, ap)
+	}
+	for i, f := range b.schema.Fields() {
+		if b.out[i].Group >= 0 && !ivm.Supported(f.Type) {
+			p.reason = fmt.Sprintf("an aggregate groups by a value of type %s, which is not kept in memory", f.Type)
+			return nil, nil
+		}
 	}
 	if spec.State, err = p.stateQuery(b); err != nil {
 		return nil, err
@@ -241,19 +252,18 @@ func (p *planner) blockSpec(b *blockInfo) (*ivm.BlockSpec, error) {
 
 // argTypes returns the type of each aggregate's argument (nil for COUNT(*)).
 func (p *planner) argTypes(b *blockInfo) ([]arrow.DataType, error) {
-	n := clone(b.n)
-	n["modifiers"], n["group_expressions"], n["group_sets"], n["cte_map"] = []any{}, []any{}, []any{}, map[string]any{"map": []any{}}
-	var items []any
+	n := pt.Clone(b.n)
+	n.Modifiers, n.GroupBy, n.GroupingSets, n.CTEs = nil, nil, nil, nil
+	n.List = nil
 	for _, a := range b.aggs {
 		if a.arg != nil {
-			items = append(items, clone(a.arg))
+			n.List = append(n.List, pt.Clone(a.arg))
 		}
 	}
 	out := make([]arrow.DataType, len(b.aggs))
-	if len(items) == 0 {
+	if len(n.List) == 0 {
 		return out, nil
 	}
-	n["select_list"] = items
 	sql, err := render(p.t, n)
 	if err != nil {
 		return nil, err
@@ -285,12 +295,18 @@ const (
 	tmplWeight
 )
 
-func (p *planner) templates() ([]any, error) {
-	tm, err := parseTree(p.t, stateTemplates)
+func (p *planner) templates() ([]pt.Expr, error) {
+	n, err := parseSelectNode(p.t, stateTemplates)
 	if err != nil {
 		return nil, err
 	}
-	return list(tm, "select_list"), nil
+	return n.List, nil
+}
+
+// withAlias returns e named alias.
+func withAlias(e pt.Expr, alias string) pt.Expr {
+	e.Base().Alias = alias
+	return e
 }
 
 // stateQuery is the block with the select list of its state rows (see
@@ -300,34 +316,31 @@ func (p *planner) stateQuery(b *blockInfo) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	n := clone(b.n)
-	n["modifiers"] = []any{}
-	var items []any
-	add := func(e any, alias string) {
-		e.(map[string]any)["alias"] = alias
-		items = append(items, e)
-	}
+	n := pt.Clone(b.n)
+	n.Modifiers, n.List = nil, nil
 	for j, g := range b.groups {
-		add(clone(g), fmt.Sprintf("_g%d", j))
+		n.List = append(n.List, withAlias(pt.Clone(g), fmt.Sprintf("_g%d", j)))
 	}
 	for k, a := range b.aggs {
-		with := map[string]any{"__a": a.arg}
+		with := map[string]pt.Expr{"__a": a.arg}
+		part := func(t int, name string) {
+			n.List = append(n.List, withAlias(substitute(tmpl[t], with), fmt.Sprintf("%s%d", name, k)))
+		}
 		switch a.fn {
 		case ivm.Sum, ivm.Avg:
-			add(substitute(tmpl[tmplSum], with), fmt.Sprintf("_s%d", k))
-			add(substitute(tmpl[tmplCount], with), fmt.Sprintf("_c%d", k))
+			part(tmplSum, "_s")
+			part(tmplCount, "_c")
 		case ivm.Count:
-			add(substitute(tmpl[tmplCount], with), fmt.Sprintf("_c%d", k))
+			part(tmplCount, "_c")
 		case ivm.Min:
-			add(substitute(tmpl[tmplMin], with), fmt.Sprintf("_m%d", k))
-			add(substitute(tmpl[tmplCount], with), fmt.Sprintf("_c%d", k))
+			part(tmplMin, "_m")
+			part(tmplCount, "_c")
 		case ivm.Max:
-			add(substitute(tmpl[tmplMax], with), fmt.Sprintf("_m%d", k))
-			add(substitute(tmpl[tmplCount], with), fmt.Sprintf("_c%d", k))
+			part(tmplMax, "_m")
+			part(tmplCount, "_c")
 		}
 	}
-	add(clone(tmpl[tmplRows]), "_n")
-	n["select_list"] = items
+	n.List = append(n.List, withAlias(pt.Clone(tmpl[tmplRows]), "_n"))
 	return render(p.t, n)
 }
 
@@ -353,7 +366,7 @@ func (p *planner) groupState(b *blockInfo, spec *ivm.BlockSpec) error {
 	}
 	state := spec.State
 	spec.GroupState = func(groups []ivm.Row) (string, error) {
-		var any []string
+		var some []string
 		for _, g := range groups {
 			all := make([]string, len(g))
 			for j, v := range g {
@@ -363,9 +376,9 @@ func (p *planner) groupState(b *blockInfo, spec *ivm.BlockSpec) error {
 				}
 				all[j] = fmt.Sprintf("_g%d IS NOT DISTINCT FROM %s", j, lit)
 			}
-			any = append(any, "("+strings.Join(all, " AND ")+")")
+			some = append(some, "("+strings.Join(all, " AND ")+")")
 		}
-		return `SELECT * FROM (` + state + `) WHERE ` + strings.Join(any, " OR "), nil
+		return `SELECT * FROM (` + state + `) WHERE ` + strings.Join(some, " OR "), nil
 	}
 	return nil
 }
@@ -378,46 +391,44 @@ func (p *planner) contribQuery(b *blockInfo, i int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	n := clone(b.n)
-	n["modifiers"], n["group_expressions"], n["group_sets"], n["having"] = []any{}, []any{}, []any{}, nil
-	leaf := findLeaf(n["from_table"], i)
-	leaf["table_name"] = p.t.db.captureName(b.refs[i].name)
-	leaf["schema_name"], leaf["catalog_name"], leaf["alias"] = "", "", b.refs[i].qualifier
-	var items []any
+	n := pt.Clone(b.n)
+	n.Modifiers, n.GroupBy, n.GroupingSets, n.Having = nil, nil, nil, nil
+	leaf := findLeaf(n.From, i)
+	leaf.Table, leaf.Schema, leaf.Catalog, leaf.Alias = p.t.db.captureName(b.refs[i].name), "", "", b.refs[i].qualifier
+	n.List = nil
 	for _, g := range b.groups {
-		items = append(items, clone(g))
+		n.List = append(n.List, pt.Clone(g))
 	}
 	for _, a := range b.aggs {
 		if a.arg == nil {
-			items = append(items, clone(tmpl[tmplOne]))
+			n.List = append(n.List, pt.Clone(tmpl[tmplOne]))
 		} else {
-			items = append(items, clone(a.arg))
+			n.List = append(n.List, pt.Clone(a.arg))
 		}
 	}
-	w := clone(tmpl[tmplWeight]).(map[string]any)
-	w["column_names"] = []any{b.refs[i].qualifier, "_ivm_w"}
-	n["select_list"] = append(items, w)
+	w := pt.Clone(tmpl[tmplWeight]).(*pt.ColumnRef)
+	w.Names = []string{b.refs[i].qualifier, "_ivm_w"}
+	n.List = append(n.List, w)
 	return render(p.t, n)
 }
 
 // findLeaf returns the i-th table of a join tree, in joinTables's order.
-func findLeaf(v any, i int) node {
-	var out node
+func findLeaf(r pt.TableRef, i int) *pt.BaseTable {
+	var out *pt.BaseTable
 	var k int
-	var rec func(v any)
-	rec = func(v any) {
-		f, _ := v.(map[string]any)
-		switch str(f, "type") {
-		case "BASE_TABLE":
+	var rec func(r pt.TableRef)
+	rec = func(r pt.TableRef) {
+		switch t := r.(type) {
+		case *pt.BaseTable:
 			if k == i {
-				out = f
+				out = t
 			}
 			k++
-		case "JOIN":
-			rec(f["left"])
-			rec(f["right"])
+		case *pt.Join:
+			rec(t.Left)
+			rec(t.Right)
 		}
 	}
-	rec(v)
+	rec(r)
 	return out
 }

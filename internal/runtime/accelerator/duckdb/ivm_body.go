@@ -4,11 +4,11 @@ package duckdb
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	pt "github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb/parsetree"
 	"github.com/cqrs-spice/cqrs/internal/runtime/ivm"
 )
 
@@ -29,8 +29,7 @@ type side struct {
 
 // inMemory plans the query for package ivm; nil with p.reason set when it
 // cannot be kept in memory.
-func (p *planner) inMemory(query string) (*ivm.Plan, error) {
-	root := p.root
+func (p *planner) inMemory(root *pt.SelectNode, query string) (*ivm.Plan, error) {
 	plan := &ivm.Plan{}
 	var sides []*side
 	if p.aggregates(root) {
@@ -50,8 +49,8 @@ func (p *planner) inMemory(query string) (*ivm.Plan, error) {
 			return nil, err
 		}
 	}
-	if err := p.output(root, plan, sides); err != nil || p.reason != "" {
-		return nil, err
+	if p.output(root, plan, sides); p.reason != "" {
+		return nil, nil
 	}
 	plan.Blocks = p.blocks
 	schema, err := p.t.resultSchema(query)
@@ -66,18 +65,18 @@ func (p *planner) inMemory(query string) (*ivm.Plan, error) {
 }
 
 // body plans the FROM of a query that does not aggregate itself.
-func (p *planner) body(root node, plan *ivm.Plan) ([]*side, error) {
+func (p *planner) body(root *pt.SelectNode, plan *ivm.Plan) ([]*side, error) {
 	switch {
-	case root["where_clause"] != nil:
+	case root.Where != nil:
 		p.reason = "the query outside its aggregates has a WHERE"
 		return nil, nil
-	case root["having"] != nil || root["qualify"] != nil || root["sample"] != nil:
+	case root.Having != nil || root.Qualify != nil || root.Sample != nil:
 		p.reason = "the query outside its aggregates has HAVING, QUALIFY or SAMPLE"
 		return nil, nil
 	}
-	f := obj(root, "from_table")
-	if str(f, "type") != "JOIN" {
-		s, err := p.side(f)
+	j, isJoin := root.From.(*pt.Join)
+	if !isJoin {
+		s, err := p.side(root.From)
 		if err != nil || s == nil {
 			return nil, err
 		}
@@ -88,16 +87,15 @@ func (p *planner) body(root node, plan *ivm.Plan) ([]*side, error) {
 		plan.Body = ivm.BodySpec{Left: s.spec}
 		return []*side{s}, nil
 	}
-	kind, ref := str(f, "join_type"), str(f, "ref_type")
-	if kind != "INNER" && kind != "LEFT" || ref != "REGULAR" || f["condition"] == nil || len(list(f, "using_columns")) > 0 {
-		p.reason = "the query outside its aggregates reads a " + strings.ToLower(kind+" "+ref) + " join; only inner and left joins on equal columns are maintained there"
+	if j.Type != pt.JoinInner && j.Type != pt.JoinLeft || j.Ref != pt.JoinRegular || j.Condition == nil || len(j.Using) > 0 {
+		p.reason = "the query outside its aggregates reads a " + strings.ToLower(string(j.Type)+" "+string(j.Ref)) + " join; only inner and left joins on equal columns are maintained there"
 		return nil, nil
 	}
-	left, err := p.side(obj(f, "left"))
+	left, err := p.side(j.Left)
 	if err != nil || left == nil {
 		return nil, err
 	}
-	right, err := p.side(obj(f, "right"))
+	right, err := p.side(j.Right)
 	if err != nil || right == nil {
 		return nil, err
 	}
@@ -107,10 +105,11 @@ func (p *planner) body(root node, plan *ivm.Plan) ([]*side, error) {
 	}
 	right.offset = len(left.names)
 	sides := []*side{left, right}
-	for _, c := range conjuncts(obj(f, "condition")) {
-		a, okA := p.bodyColumn(sides, c["left"])
-		b, okB := p.bodyColumn(sides, c["right"])
-		if str(c, "class") != "COMPARISON" || str(c, "type") != "COMPARE_EQUAL" || !okA || !okB || (a < right.offset) == (b < right.offset) {
+	for _, c := range conjuncts(j.Condition) {
+		l, r, isEq := equalColumns(c)
+		a, okA := p.bodyColumn(sides, l)
+		b, okB := p.bodyColumn(sides, r)
+		if !isEq || !okA || !okB || (a < right.offset) == (b < right.offset) {
 			p.reason = "the query outside its aggregates joins on something else than equal columns of its two sides"
 			return nil, nil
 		}
@@ -124,37 +123,38 @@ func (p *planner) body(root node, plan *ivm.Plan) ([]*side, error) {
 		left.spec.Key = append(left.spec.Key, a)
 		right.spec.Key = append(right.spec.Key, b-right.offset)
 	}
-	plan.Body = ivm.BodySpec{Left: left.spec, Right: &right.spec, LeftJoin: kind == "LEFT"}
+	plan.Body = ivm.BodySpec{Left: left.spec, Right: &right.spec, LeftJoin: j.Type == pt.JoinLeft}
 	return sides, nil
 }
 
 // side plans one side of the body: an aggregate block (a WITH query or a
 // subquery) or a table.
-func (p *planner) side(f node) (*side, error) {
-	switch str(f, "type") {
-	case "BASE_TABLE":
-		if f["at_clause"] != nil || f["sample"] != nil || len(list(f, "column_name_alias")) > 0 {
+func (p *planner) side(r pt.TableRef) (*side, error) {
+	switch t := r.(type) {
+	case *pt.BaseTable:
+		if t.At != nil || t.Sample != nil || len(t.ColumnAliases) > 0 {
 			p.reason = "the query reads a table with AT, SAMPLE or renamed columns"
 			return nil, nil
 		}
-		name := tableRefName(f)
+		name := tableRefName(t)
 		if cte := p.ctes[name]; cte != nil {
-			return p.blockSide(cte, qualifierOf(f))
+			return p.blockSide(cte.Node, qualifierOf(t))
 		}
-		return p.tableSide(name, qualifierOf(f))
-	case "SUBQUERY":
-		if len(list(f, "column_name_alias")) > 0 {
-			p.reason = "the query names a subquery's columns in its alias"
+		return p.tableSide(name, qualifierOf(t))
+	case *pt.SubqueryRef:
+		if len(t.ColumnAliases) > 0 || t.Sample != nil {
+			p.reason = "the query names a subquery's columns in its alias, or samples it"
 			return nil, nil
 		}
-		return p.blockSide(obj(obj(f, "subquery"), "node"), str(f, "alias"))
+		return p.blockSide(t.Query.Node, t.Alias)
 	}
-	p.reason = "the query reads a " + strings.ToLower(str(f, "type")) + " outside its aggregates"
+	p.reason = fmt.Sprintf("the query reads a %s outside its aggregates", strings.TrimPrefix(fmt.Sprintf("%T", r), "*parsetree."))
 	return nil, nil
 }
 
-func (p *planner) blockSide(n node, qualifier string) (*side, error) {
-	if str(n, "type") != "SELECT_NODE" || !p.aggregates(n) {
+func (p *planner) blockSide(q pt.QueryNode, qualifier string) (*side, error) {
+	n, ok := q.(*pt.SelectNode)
+	if !ok || !p.aggregates(n) {
 		p.reason = "a WITH query or subquery the query joins is not an aggregate"
 		return nil, nil
 	}
@@ -190,20 +190,9 @@ func (p *planner) tableSide(name, qualifier string) (*side, error) {
 }
 
 // bodyColumn resolves a column reference to a body position.
-func (p *planner) bodyColumn(sides []*side, e any) (int, bool) {
-	n, _ := e.(map[string]any)
-	if str(n, "class") != "COLUMN_REF" {
-		return 0, false
-	}
-	names := list(n, "column_names")
-	var q, col string
-	switch len(names) {
-	case 1:
-		col, _ = names[0].(string)
-	case 2:
-		q, _ = names[0].(string)
-		col, _ = names[1].(string)
-	default:
+func (p *planner) bodyColumn(sides []*side, e pt.Expr) (int, bool) {
+	q, col, ok := columnRef(e)
+	if !ok {
 		return 0, false
 	}
 	found := -1
@@ -223,20 +212,19 @@ func (p *planner) bodyColumn(sides []*side, e any) (int, bool) {
 	return found, found >= 0
 }
 
-// output plans the projection, ORDER BY and LIMIT of a query that does not
-// aggregate itself (sides has its body), or of one that does (the block's
-// output is the body and already projected).
-func (p *planner) output(root node, plan *ivm.Plan, sides []*side) error {
+// output plans the projection, ORDER BY and LIMIT: of a query that does not
+// aggregate itself over the sides of its body, or of one that does (the
+// block's output is the body, already projected). It sets p.reason when it
+// cannot.
+func (p *planner) output(root *pt.SelectNode, plan *ivm.Plan, sides []*side) {
 	topBlock := p.aggregates(root)
 	var items []int // each select item's body position
 	var aliases []string
 	if topBlock {
-		items = plan.Output.Project
-		aliases = sides[0].names
+		items, aliases = plan.Output.Project, sides[0].names
 	} else {
-		for _, it := range list(root, "select_list") {
-			e := it.(map[string]any)
-			if str(e, "class") == "STAR" && isPlainStar(e) && str(e, "relation_name") == "" {
+		for _, e := range root.List {
+			if star, ok := e.(*pt.Star); ok && plainStar(star) && star.Relation == "" {
 				for _, s := range sides {
 					for j := range s.names {
 						items = append(items, s.offset+j)
@@ -248,97 +236,74 @@ func (p *planner) output(root node, plan *ivm.Plan, sides []*side) error {
 			pos, ok := p.bodyColumn(sides, e)
 			if !ok {
 				p.reason = "the query outside its aggregates selects something else than columns (an expression, say)"
-				return nil
+				return
 			}
 			items = append(items, pos)
-			alias := str(e, "alias")
+			alias := e.Base().Alias
 			if alias == "" {
-				names := list(e, "column_names")
-				alias, _ = names[len(names)-1].(string)
+				_, alias, _ = columnRef(e)
 			}
 			aliases = append(aliases, alias)
 		}
 		plan.Output.Project = items
 	}
 	plan.Output.Limit = -1
-	for _, m := range list(root, "modifiers") {
-		mod := m.(map[string]any)
-		switch str(mod, "type") {
-		case "ORDER_MODIFIER":
-			for _, o := range list(mod, "orders") {
-				ord := o.(map[string]any)
-				pos, ok := p.orderColumn(sides, items, aliases, root, ord["expression"], topBlock)
+	for _, m := range root.Modifiers {
+		switch m := m.(type) {
+		case *pt.OrderModifier:
+			for _, o := range m.Orders {
+				pos, ok := p.orderColumn(sides, items, aliases, root, o.Expr, topBlock)
 				if !ok {
 					p.reason = "the query orders by something else than its columns (an expression, say)"
-					return nil
+					return
 				}
 				plan.Output.Order = append(plan.Output.Order, ivm.SortKey{Col: pos,
-					Desc: str(ord, "type") == "DESCENDING", NullsFirst: str(ord, "null_order") == "NULLS_FIRST" || str(ord, "null_order") == "NULLS FIRST"})
+					Desc: o.Type == pt.OrderDescending, NullsFirst: o.Nulls == pt.NullsFirst})
 			}
-		case "LIMIT_MODIFIER":
+		case *pt.LimitModifier:
 			var ok bool
-			if plan.Output.Limit, ok = constantInt(mod["limit"], -1); !ok {
+			if plan.Output.Limit, ok = constantInt(m.Limit, -1); !ok {
 				p.reason = "the query's LIMIT is not a constant"
-				return nil
+				return
 			}
-			if plan.Output.Offset, ok = constantInt(mod["offset"], 0); !ok {
+			if plan.Output.Offset, ok = constantInt(m.Offset, 0); !ok {
 				p.reason = "the query's OFFSET is not a constant"
-				return nil
+				return
 			}
 		default:
 			p.reason = "the query has DISTINCT, or a LIMIT in percent"
-			return nil
+			return
 		}
 	}
-	return nil
 }
 
 // orderColumn resolves an ORDER BY expression to a body position: a select
 // item's position (ORDER BY 2), its alias, an expression equal to a select
 // item, or a column of the body.
-func (p *planner) orderColumn(sides []*side, items []int, aliases []string, root node, e any, topBlock bool) (int, bool) {
-	n, _ := e.(map[string]any)
-	if str(n, "class") == "CONSTANT" {
-		k, ok := constantInt(n, 0)
+func (p *planner) orderColumn(sides []*side, items []int, aliases []string, root *pt.SelectNode, e pt.Expr, topBlock bool) (int, bool) {
+	if _, isConst := e.(*pt.Constant); isConst {
+		k, ok := constantInt(e, 0)
 		if !ok || k < 1 || int(k) > len(items) {
 			return 0, false
 		}
 		return items[k-1], true
 	}
-	if names := list(n, "column_names"); str(n, "class") == "COLUMN_REF" && len(names) == 1 {
-		name, _ := names[0].(string)
+	if q, name, ok := columnRef(e); ok && q == "" {
 		for i, a := range aliases {
 			if strings.EqualFold(a, name) {
 				return items[i], true
 			}
 		}
 	}
-	for i, it := range list(root, "select_list") {
-		if sameExpr(it, n) && i < len(items) {
+	for i, it := range root.List {
+		if pt.Equal(it, e) && i < len(items) {
 			return items[i], true
 		}
 	}
 	if topBlock {
 		return 0, false
 	}
-	return p.bodyColumn(sides, n)
-}
-
-// constantInt reads an integer constant; a nil expression gives def.
-func constantInt(e any, def int64) (int64, bool) {
-	n, _ := e.(map[string]any)
-	if n == nil {
-		return def, true
-	}
-	if str(n, "class") != "CONSTANT" {
-		return 0, false
-	}
-	v := obj(n, "value")
-	if v["is_null"] == true {
-		return def, true
-	}
-	k, err := strconv.ParseInt(fmt.Sprint(v["value"]), 10, 64)
-	return k, err == nil && k >= 0
+	return p.bodyColumn(sides, e)
 }
 
 func fieldTypes(s *arrow.Schema) []arrow.DataType {

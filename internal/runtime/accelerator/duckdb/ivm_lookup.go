@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	pt "github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb/parsetree"
 	"github.com/cqrs-spice/cqrs/internal/runtime/ivm"
 )
 
@@ -22,7 +23,7 @@ type colRef struct {
 // joined outwards from the first table, and types kept in memory. It returns
 // nil when the block must read its contributions in SQL.
 func (p *planner) lookup(b *blockInfo) (*ivm.LookupSpec, error) {
-	if b.n["where_clause"] != nil {
+	if b.n.Where != nil {
 		return nil, nil
 	}
 	schemas := make([]*arrow.Schema, len(b.refs))
@@ -33,7 +34,7 @@ func (p *planner) lookup(b *blockInfo) (*ivm.LookupSpec, error) {
 		}
 		schemas[i] = s
 	}
-	resolve := func(e any) (colRef, bool) { return resolveColumn(b.refs, schemas, e) }
+	resolve := func(e pt.Expr) (colRef, bool) { return resolveColumn(b.refs, schemas, e) }
 	var items []colRef // group values, then aggregate arguments
 	for _, g := range b.groups {
 		c, ok := resolve(g)
@@ -53,7 +54,7 @@ func (p *planner) lookup(b *blockInfo) (*ivm.LookupSpec, error) {
 		}
 		items = append(items, c)
 	}
-	edges, ok := joinEdges(b.n["from_table"], resolve)
+	edges, ok := joinEdges(b.n.From, resolve)
 	if !ok {
 		return nil, nil
 	}
@@ -61,20 +62,9 @@ func (p *planner) lookup(b *blockInfo) (*ivm.LookupSpec, error) {
 }
 
 // resolveColumn resolves a column reference against a block's tables.
-func resolveColumn(refs []blockRef, schemas []*arrow.Schema, e any) (colRef, bool) {
-	n, _ := e.(map[string]any)
-	if str(n, "class") != "COLUMN_REF" {
-		return colRef{}, false
-	}
-	names := list(n, "column_names")
-	var q, col string
-	switch len(names) {
-	case 1:
-		col, _ = names[0].(string)
-	case 2:
-		q, _ = names[0].(string)
-		col, _ = names[1].(string)
-	default:
+func resolveColumn(refs []blockRef, schemas []*arrow.Schema, e pt.Expr) (colRef, bool) {
+	q, col, ok := columnRef(e)
+	if !ok {
 		return colRef{}, false
 	}
 	found := colRef{table: -1}
@@ -99,47 +89,36 @@ type edge struct{ a, b colRef }
 
 // joinEdges returns the equalities of a join tree's conditions, or false when
 // some condition is anything else (or a join has none).
-func joinEdges(v any, resolve func(any) (colRef, bool)) ([]edge, bool) {
-	f, _ := v.(map[string]any)
-	if str(f, "type") != "JOIN" {
+func joinEdges(r pt.TableRef, resolve func(pt.Expr) (colRef, bool)) ([]edge, bool) {
+	j, ok := r.(*pt.Join)
+	if !ok {
 		return nil, true
 	}
-	if str(f, "ref_type") != "REGULAR" || f["condition"] == nil || len(list(f, "using_columns")) > 0 {
+	if j.Ref != pt.JoinRegular || j.Condition == nil || len(j.Using) > 0 {
 		return nil, false
 	}
-	left, ok := joinEdges(f["left"], resolve)
+	left, ok := joinEdges(j.Left, resolve)
 	if !ok {
 		return nil, false
 	}
-	right, ok := joinEdges(f["right"], resolve)
+	right, ok := joinEdges(j.Right, resolve)
 	if !ok {
 		return nil, false
 	}
 	out := append(left, right...)
-	for _, c := range conjuncts(obj(f, "condition")) {
-		if str(c, "class") != "COMPARISON" || str(c, "type") != "COMPARE_EQUAL" {
+	for _, c := range conjuncts(j.Condition) {
+		l, r, isEq := equalColumns(c)
+		if !isEq {
 			return nil, false
 		}
-		a, okA := resolve(c["left"])
-		b, okB := resolve(c["right"])
+		a, okA := resolve(l)
+		b, okB := resolve(r)
 		if !okA || !okB || a.table == b.table || !sameKind(a.typ, b.typ) {
 			return nil, false
 		}
 		out = append(out, edge{a, b})
 	}
 	return out, true
-}
-
-// conjuncts flattens AND.
-func conjuncts(n node) []node {
-	if str(n, "class") == "CONJUNCTION" && str(n, "type") == "CONJUNCTION_AND" {
-		var out []node
-		for _, c := range list(n, "children") {
-			out = append(out, conjuncts(c.(map[string]any))...)
-		}
-		return out
-	}
-	return []node{n}
 }
 
 // sameKind reports whether values of two types compare as equal exactly

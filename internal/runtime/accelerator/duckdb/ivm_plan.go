@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	pt "github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb/parsetree"
 	"github.com/cqrs-spice/cqrs/internal/runtime/ivm"
 )
 
@@ -50,8 +51,8 @@ type forwardPlan struct {
 // planner analyses one query in a transaction.
 type planner struct {
 	t      *Tx
-	root   node
-	ctes   map[string]node // WITH queries by name (lower case)
+	stmt   *pt.SelectStatement
+	ctes   map[string]*pt.SelectStatement // WITH queries by name (lower case)
 	aggFns map[string]bool
 	inputs map[string]bool
 	views  bool
@@ -63,11 +64,11 @@ type planner struct {
 
 // planQuery decides how query is maintained.
 func (t *Tx) planQuery(query string) (*planned, error) {
-	root, err := parseTree(t, query)
+	stmt, err := parseQuery(t, query)
 	if err != nil {
 		return nil, err
 	}
-	p := &planner{t: t, root: root, ctes: map[string]node{}, inputs: map[string]bool{}, inSQL: map[string]bool{}, schema: map[string]*arrow.Schema{}}
+	p := &planner{t: t, stmt: stmt, ctes: map[string]*pt.SelectStatement{}, inputs: map[string]bool{}, inSQL: map[string]bool{}, schema: map[string]*arrow.Schema{}}
 	if p.aggFns, err = t.aggregateFunctions(); err != nil {
 		return nil, err
 	}
@@ -79,9 +80,10 @@ func (t *Tx) planQuery(query string) (*planned, error) {
 		out.inputs = append(out.inputs, name)
 	}
 	sort.Strings(out.inputs)
+	root, isSelect := stmt.Node.(*pt.SelectNode)
 	switch {
 	case p.reason != "":
-	case str(root, "type") != "SELECT_NODE":
+	case !isSelect:
 		p.reason = "it is a set operation (UNION, EXCEPT, INTERSECT)"
 	case volatile(root) != "":
 		p.reason = "it calls " + volatile(root) + ", which is not maintained"
@@ -99,7 +101,7 @@ func (t *Tx) planQuery(query string) (*planned, error) {
 		}
 		return out, nil
 	default:
-		plan, err := p.inMemory(query)
+		plan, err := p.inMemory(root, query)
 		if err != nil {
 			return nil, err
 		}
@@ -135,18 +137,17 @@ func (p *planner) memoryMode() string {
 // readInputs collects the WITH queries and the tables the query reads, and
 // notes when it reads something that is not a table of the store.
 func (p *planner) readInputs() error {
-	walk(p.root, func(n node) bool {
-		for _, e := range list(obj(n, "cte_map"), "map") {
-			m := e.(map[string]any)
-			if k, ok := m["key"].(string); ok {
-				p.ctes[strings.ToLower(k)] = obj(obj(obj(m, "value"), "query"), "node")
+	pt.Walk(p.stmt.Node, func(n pt.Node) bool {
+		if q, ok := n.(pt.QueryNode); ok {
+			for _, c := range q.Base().CTEs {
+				p.ctes[strings.ToLower(c.Name)] = c.Query
 			}
 		}
 		return true
 	})
-	walk(p.root, func(n node) bool {
-		if str(n, "type") == "BASE_TABLE" {
-			if name := tableRefName(n); p.ctes[name] == nil {
+	pt.Walk(p.stmt.Node, func(n pt.Node) bool {
+		if b, ok := n.(*pt.BaseTable); ok {
+			if name := tableRefName(b); p.ctes[name] == nil {
 				p.inputs[name] = true
 			}
 		}
@@ -180,38 +181,34 @@ func (p *planner) tableSchema(name string) (*arrow.Schema, error) {
 
 // rowsOfOneTable reports whether a query selects rows of one table, each on
 // its own (no aggregate, DISTINCT, ORDER BY or LIMIT).
-func (p *planner) rowsOfOneTable(n node) bool {
-	f := obj(n, "from_table")
-	return str(f, "type") == "BASE_TABLE" && p.ctes[tableRefName(f)] == nil && f["at_clause"] == nil && f["sample"] == nil &&
-		len(list(n, "modifiers")) == 0 && len(list(obj(n, "cte_map"), "map")) == 0 && !p.aggregates(n) &&
-		n["having"] == nil && n["qualify"] == nil && n["sample"] == nil
+func (p *planner) rowsOfOneTable(n *pt.SelectNode) bool {
+	b, ok := n.From.(*pt.BaseTable)
+	return ok && p.ctes[tableRefName(b)] == nil && b.At == nil && b.Sample == nil &&
+		len(n.Modifiers) == 0 && len(n.CTEs) == 0 && !p.aggregates(n) &&
+		n.Having == nil && n.Qualify == nil && n.Sample == nil
 }
 
 // forward plans a query of one table's rows: in memory when it picks plain
 // columns (or *) without a filter, else in SQL over the table's changes.
-func (p *planner) forward(n node) (*forwardPlan, error) {
-	f := obj(n, "from_table")
-	fwd := &forwardPlan{table: tableRefName(f)}
-	q := qualifierOf(f)
-	if n["where_clause"] == nil && len(list(f, "column_name_alias")) == 0 {
+func (p *planner) forward(n *pt.SelectNode) (*forwardPlan, error) {
+	b := n.From.(*pt.BaseTable)
+	fwd := &forwardPlan{table: tableRefName(b)}
+	q := qualifierOf(b)
+	if n.Where == nil && len(b.ColumnAliases) == 0 {
 		s, err := p.tableSchema(fwd.table)
 		if err != nil {
 			return nil, err
 		}
 		var cols []string
 		ok := true
-		for _, item := range list(n, "select_list") {
-			e := item.(map[string]any)
-			switch {
-			case str(e, "class") == "STAR" && isPlainStar(e):
+		for _, e := range n.List {
+			if star, isStar := e.(*pt.Star); isStar && plainStar(star) && (star.Relation == "" || strings.EqualFold(star.Relation, q)) {
 				cols = append(cols, fieldNames(s)...)
-			case str(e, "class") == "COLUMN_REF":
-				c, found := forwardColumn(s, e, q)
-				ok = ok && found
-				cols = append(cols, c)
-			default:
-				ok = false
+				continue
 			}
+			c, found := forwardColumn(s, e, q)
+			ok = ok && found
+			cols = append(cols, c)
 		}
 		if ok && columnsSupported(s, cols) {
 			fwd.cols = cols
@@ -223,26 +220,16 @@ func (p *planner) forward(n node) (*forwardPlan, error) {
 	return fwd, err
 }
 
-// isPlainStar reports whether a STAR expression is a bare * (or t.*).
-func isPlainStar(e node) bool {
-	return len(list(e, "exclude_list")) == 0 && len(list(e, "replace_list")) == 0 &&
-		len(list(e, "rename_list")) == 0 && e["expr"] == nil && e["columns"] != true && e["unpacked"] != true
+// plainStar reports whether a star is a bare * (or t.*).
+func plainStar(s *pt.Star) bool {
+	return len(s.Exclude) == 0 && len(s.Replace) == 0 && len(s.Rename) == 0 && len(s.QualifiedExclude) == 0 &&
+		s.Expr == nil && !s.Columns
 }
 
 // forwardColumn resolves a column reference against one table qualified as q.
-func forwardColumn(s *arrow.Schema, e node, q string) (string, bool) {
-	names := list(e, "column_names")
-	var col string
-	switch len(names) {
-	case 1:
-		col, _ = names[0].(string)
-	case 2:
-		t, _ := names[0].(string)
-		if !strings.EqualFold(t, q) {
-			return "", false
-		}
-		col, _ = names[1].(string)
-	default:
+func forwardColumn(s *arrow.Schema, e pt.Expr, q string) (string, bool) {
+	qual, col, ok := columnRef(e)
+	if !ok || qual != "" && !strings.EqualFold(qual, q) {
 		return "", false
 	}
 	for _, f := range s.Fields() {
@@ -263,26 +250,18 @@ func columnsSupported(s *arrow.Schema, cols []string) bool {
 	return true
 }
 
-// qualifierOf is what a table reference's columns are qualified by.
-func qualifierOf(f node) string {
-	if a := str(f, "alias"); a != "" {
-		return a
-	}
-	return str(f, "table_name")
-}
-
 // forwardQuery plans the query of the changed rows of a one-table query: the
 // rows deleted (weight -1) then the rows inserted (+1), net.
-func (p *planner) forwardQuery(n node, table, qualifier string) (string, error) {
+func (p *planner) forwardQuery(n *pt.SelectNode, table, qualifier string) (string, error) {
 	changes := p.t.db.captureName(table)
 	var parts []string
 	for _, cond := range []string{"_ivm_w < 0", "_ivm_w > 0"} {
-		sub, err := parseTree(p.t, `SELECT * FROM (SELECT * EXCLUDE (_ivm_w) FROM `+changes+` WHERE `+cond+`) AS `+Ident(qualifier))
+		sub, err := parseSelectNode(p.t, `SELECT * FROM (SELECT * EXCLUDE (_ivm_w) FROM `+changes+` WHERE `+cond+`) AS `+Ident(qualifier))
 		if err != nil {
 			return "", err
 		}
-		q := clone(n)
-		q["from_table"] = sub["from_table"]
+		q := pt.Clone(n)
+		q.From = sub.From
 		text, err := render(p.t, q)
 		if err != nil {
 			return "", err
@@ -295,30 +274,28 @@ func (p *planner) forwardQuery(n node, table, qualifier string) (string, error) 
 }
 
 // aggregates reports whether a SELECT node aggregates.
-func (p *planner) aggregates(n node) bool {
-	if len(list(n, "group_expressions")) > 0 {
+func (p *planner) aggregates(n *pt.SelectNode) bool {
+	if len(n.GroupBy) > 0 {
 		return true
 	}
-	found := false
-	for _, item := range list(n, "select_list") {
-		walk(item, func(e node) bool {
-			if str(e, "class") == "FUNCTION" && p.aggFns[strings.ToLower(str(e, "function_name"))] {
-				found = true
-			}
-			return !found
-		})
+	for _, item := range n.List {
+		if p.hasAggregate(item) {
+			return true
+		}
 	}
-	return found
+	return false
 }
 
-// tableRefName is the store's name of a table reference: lower case,
-// schema-qualified unless in main.
-func tableRefName(f node) string {
-	name := strings.ToLower(str(f, "table_name"))
-	if s := strings.ToLower(str(f, "schema_name")); s != "" && s != "main" {
-		name = s + "." + name
-	}
-	return name
+// hasAggregate reports whether an expression calls an aggregate function.
+func (p *planner) hasAggregate(e pt.Expr) bool {
+	found := false
+	pt.Walk(e, func(n pt.Node) bool {
+		if f, ok := n.(*pt.Function); ok && p.aggFns[strings.ToLower(f.Name)] {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // aggregateFunctions returns the names of DuckDB's aggregate functions.

@@ -82,6 +82,12 @@ func (t *Tx) resultSchema(query string) (*arrow.Schema, error) {
 	return s, err
 }
 
+// columnNames returns the names of a query's result columns.
+func (t *Tx) columnNames(query string) ([]string, error) {
+	names, _, err := t.describe(query)
+	return names, err
+}
+
 // describe returns the names and types of a query's result columns.
 func (t *Tx) describe(query string) (names, types []string, err error) {
 	rows, err := t.conn.QueryContext(t.ctx, `SELECT column_name, column_type FROM (DESCRIBE `+query+`)`)
