@@ -335,10 +335,11 @@ func (m *Main) openServers() error {
 	m.HTTP.APIKeys, m.HTTP.TLS = keys, tlsConfig
 	m.HTTP.MaxQueryBytes = m.Config.MaxQueryBytes
 	m.HTTP.ReadTimeout = m.Config.HTTPReadTimeout
-	m.HTTP.Endpoints = []httpsrv.Endpoint{{Name: "http", Addr: m.Config.HTTPAddr}, {Name: "flight", Addr: m.Config.FlightAddr}}
+	m.HTTP.Spicepods = []httpsrv.Spicepod{podListing(m.Pod)}
 	if err := m.HTTP.Open(); err != nil {
 		return err
 	}
+	m.HTTP.Endpoints = []httpsrv.Endpoint{{Name: "http", Addr: m.HTTP.Addr()}}
 	m.servers = append(m.servers, m.HTTP.Close)
 	m.Flight = flightsrv.New(m.Config.FlightAddr, m.Engine)
 	m.Flight.Logger = m.Logger
@@ -355,7 +356,7 @@ func (m *Main) openServers() error {
 		return err
 	}
 	m.servers = append(m.servers, m.Flight.Close)
-	m.HTTP.Endpoints[1].Addr = m.Flight.Addr()
+	m.HTTP.Endpoints = append(m.HTTP.Endpoints, httpsrv.Endpoint{Name: "flight", Addr: m.Flight.Addr()})
 	if m.Config.MetricsAddr != "" {
 		ln, err := net.Listen("tcp", m.Config.MetricsAddr)
 		if err != nil {
@@ -363,12 +364,14 @@ func (m *Main) openServers() error {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+		// Upstream's /v1/status probes its metrics port with GET /health.
+		mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "OK") })
 		// Profiles on the operator's port only, never on the public API ports.
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		m.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = m.metrics.Serve(ln) }()
-		m.HTTP.Endpoints = append(m.HTTP.Endpoints, httpsrv.Endpoint{Name: "metrics", Addr: m.Config.MetricsAddr})
+		m.HTTP.Endpoints = append(m.HTTP.Endpoints, httpsrv.Endpoint{Name: "metrics", Addr: ln.Addr().String()})
 		m.servers = append(m.servers, m.metrics.Shutdown)
 	}
 	return nil
@@ -472,4 +475,17 @@ func dropSlots(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dropped slot %s and publication %s\n", c.Slot, c.Publication)
 	}
 	return code
+}
+
+// podListing is the spicepod as GET /v1/spicepods lists it: names and
+// sources, never params.
+func podListing(p *spicepod.Pod) httpsrv.Spicepod {
+	out := httpsrv.Spicepod{Version: p.Version, Name: p.Name}
+	for _, d := range p.Datasets {
+		out.Datasets = append(out.Datasets, httpsrv.PodDataset{From: d.From, Name: d.Name})
+	}
+	for _, v := range p.Views {
+		out.Views = append(out.Views, httpsrv.PodView{Name: v.Name})
+	}
+	return out
 }
