@@ -121,6 +121,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	e := engine.New(m.Store)
+	m.Store.Relations = e.Tables // what SHOW TABLES and information_schema list
 	e.Logger = m.Logger
 	e.Metrics = engine.NewMetrics(m.reg)
 	e.MinPositionTimeout = m.Config.MinPositionTimeout
