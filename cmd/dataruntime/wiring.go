@@ -288,7 +288,8 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 // flightsql: or spice.ai: source in step by subscription (falling back to
 // change notices and whole reads where the upstream has no subscriptions).
 func (m *Main) subscribe(d spicepod.Dataset, up flightsqlsrc.Upstream) {
-	f := flightsqlsrc.NewFeed(m.Engine, strings.ToLower(d.Name), up)
+	name := strings.ToLower(d.Name)
+	f := flightsqlsrc.NewFeed(m.Engine, name, m.withOrder(name, up))
 	f.Logger = m.Logger
 	f.RefreshInterval = d.Acceleration.RefreshCheckInterval
 	m.Engine.AddFeed(f)
@@ -346,6 +347,8 @@ func (m *Main) openServers() error {
 	m.Flight.Logger = m.Logger
 	m.Flight.Metrics = flightsrv.NewMetrics(m.reg)
 	m.Flight.PrimaryKeys = m.primaryKeys
+	m.Flight.Ordering = m.ordering
+	m.Flight.ParamTypes = m.Store.ParamTypes
 	m.Flight.APIKeys = keys
 	if tlsConfig != nil {
 		m.Flight.GRPCOptions = append(m.Flight.GRPCOptions, grpc.Creds(credentials.NewTLS(tlsConfig)))

@@ -99,6 +99,7 @@ type DB struct {
 	inspected *lru.Cache[*inspection]
 	outNames  *lru.Cache[map[int]string] // query text -> DataFusion names (names.go)
 	resolved  *lru.Cache[string]         // query text -> the text DuckDB runs (resolve.go)
+	ordered   orderings                  // datasets read in their subscription's order (order.go)
 	cap       captures                   // tables whose changes maintained queries read (ivm.go)
 	stmts     stmtCache                  // the write path's prepared statements (stmts.go)
 }

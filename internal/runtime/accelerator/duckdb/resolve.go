@@ -53,9 +53,10 @@ type edit struct {
 // resolution is what name resolution makes of a query text.
 type resolution struct {
 	sql string
-	// catalog: the text lists the catalog (information_schema, SHOW,
-	// DESCRIBE), so it is resolved again on every run.
-	catalog bool
+	// volatile: the text depends on the catalog (information_schema, SHOW,
+	// DESCRIBE) or on a dataset's columns, so it is resolved again on every
+	// run.
+	volatile bool
 }
 
 // resolve returns the text DuckDB runs for a user's query. A text that does
@@ -68,7 +69,7 @@ func (d *DB) resolve(ctx context.Context, dc driver.Conn, query string) (string,
 	if err != nil {
 		return "", err
 	}
-	if !r.catalog {
+	if !r.volatile {
 		d.resolved.Add(query, r.sql, int64(len(query)+len(r.sql)+32))
 	}
 	return r.sql, nil
@@ -86,7 +87,7 @@ func (d *DB) resolveText(ctx context.Context, dc driver.Conn, query string, top 
 		}
 		if isShow {
 			r, err := d.resolveText(ctx, dc, text, false)
-			r.catalog = true
+			r.volatile = true
 			return r, err
 		}
 	}
@@ -99,8 +100,16 @@ func (d *DB) resolveText(ctx context.Context, dc driver.Conn, query string, top 
 	if rw.err != nil {
 		return resolution{}, rw.err
 	}
+	volatile := rw.info
+	if top {
+		pending, err := d.orderRead(ctx, dc, node, &rw)
+		if err != nil {
+			return resolution{}, err
+		}
+		volatile = volatile || pending
+	}
 	if len(rw.edits) == 0 {
-		return resolution{sql: query}, nil
+		return resolution{sql: query, volatile: volatile}, nil
 	}
 	var cat *catalog
 	if rw.info {
@@ -108,7 +117,51 @@ func (d *DB) resolveText(ctx context.Context, dc driver.Conn, query string, top 
 			return resolution{}, rw.err
 		}
 	}
-	return resolution{sql: rw.apply(cat), catalog: rw.info}, nil
+	return resolution{sql: rw.apply(cat), volatile: volatile}, nil
+}
+
+// orderRead makes a query that reads an ordered dataset (order.go) as its one
+// relation, with no ORDER BY, GROUP BY or DISTINCT of its own, read it through
+// its ordered subquery. pending reports an ordering whose columns the table
+// lacks yet.
+func (d *DB) orderRead(ctx context.Context, dc driver.Conn, node map[string]any, rw *rewriter) (pending bool, err error) {
+	t, _ := node["from_table"].(map[string]any)
+	if strOf(node, "type") != "SELECT_NODE" || strOf(t, "type") != "BASE_TABLE" || len(listOf(node, "group_expressions")) > 0 {
+		return false, nil
+	}
+	for _, m := range listOf(node, "modifiers") {
+		if mm, _ := m.(map[string]any); strOf(mm, "type") != "LIMIT_MODIFIER" {
+			return false, nil
+		}
+	}
+	cat, schema, name := strOf(t, "catalog_name"), strOf(t, "schema_name"), strOf(t, "table_name")
+	if cat != "" && !strings.EqualFold(cat, catalogName) {
+		return false, nil
+	}
+	table := datasetName(strings.ToLower(schema), name)
+	keys := d.orderOf(table)
+	if len(keys) == 0 {
+		return false, nil
+	}
+	sub, ok, err := orderedRead(ctx, dc, table, keys)
+	if err != nil || !ok {
+		return !ok, err
+	}
+	start, end, found := nameSpan(rw.query, location(t), nonEmpty(cat, schema, name))
+	if !found {
+		return false, nil
+	}
+	if strOf(t, "alias") == "" {
+		sub += " AS " + Ident(name)
+	}
+	for i, e := range rw.edits {
+		if e.start == start { // the name was qualified: read the subquery instead
+			rw.edits[i].text = sub
+			return false, nil
+		}
+	}
+	rw.edits = append(rw.edits, edit{start: start, end: end, text: sub})
+	return false, nil
 }
 
 // parseOne returns the syntax tree of a text that is one SELECT; false
