@@ -120,50 +120,6 @@ func (d *DB) resolveText(ctx context.Context, dc driver.Conn, query string, top 
 	return resolution{sql: rw.apply(cat), volatile: volatile}, nil
 }
 
-// orderRead makes a query that reads an ordered dataset (order.go) as its one
-// relation, with no ORDER BY, GROUP BY or DISTINCT of its own, read it through
-// its ordered subquery. pending reports an ordering whose columns the table
-// lacks yet.
-func (d *DB) orderRead(ctx context.Context, dc driver.Conn, node map[string]any, rw *rewriter) (pending bool, err error) {
-	t, _ := node["from_table"].(map[string]any)
-	if strOf(node, "type") != "SELECT_NODE" || strOf(t, "type") != "BASE_TABLE" || len(listOf(node, "group_expressions")) > 0 {
-		return false, nil
-	}
-	for _, m := range listOf(node, "modifiers") {
-		if mm, _ := m.(map[string]any); strOf(mm, "type") != "LIMIT_MODIFIER" {
-			return false, nil
-		}
-	}
-	cat, schema, name := strOf(t, "catalog_name"), strOf(t, "schema_name"), strOf(t, "table_name")
-	if cat != "" && !strings.EqualFold(cat, catalogName) {
-		return false, nil
-	}
-	table := datasetName(strings.ToLower(schema), name)
-	keys := d.orderOf(table)
-	if len(keys) == 0 {
-		return false, nil
-	}
-	sub, ok, err := orderedRead(ctx, dc, table, keys)
-	if err != nil || !ok {
-		return !ok, err
-	}
-	start, end, found := nameSpan(rw.query, location(t), nonEmpty(cat, schema, name))
-	if !found {
-		return false, nil
-	}
-	if strOf(t, "alias") == "" {
-		sub += " AS " + Ident(name)
-	}
-	for i, e := range rw.edits {
-		if e.start == start { // the name was qualified: read the subquery instead
-			rw.edits[i].text = sub
-			return false, nil
-		}
-	}
-	rw.edits = append(rw.edits, edit{start: start, end: end, text: sub})
-	return false, nil
-}
-
 // parseOne returns the syntax tree of a text that is one SELECT; false
 // otherwise.
 func parseOne(ctx context.Context, dc driver.Conn, query string) (map[string]any, bool) {
