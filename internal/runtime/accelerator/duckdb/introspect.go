@@ -133,8 +133,8 @@ func (c *catalog) subquery(name string) string {
 		return literalRows([]string{"table_catalog", "table_schema", "table_name", "column_name", "ordinal_position",
 			"column_default", "is_nullable", "data_type", "character_maximum_length", "character_octet_length",
 			"numeric_precision", "numeric_precision_radix", "numeric_scale", "datetime_precision", "interval_type"},
-			[]string{"VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "VARCHAR", "VARCHAR", "VARCHAR",
-				"BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "VARCHAR"}, rows)
+			[]string{"VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "UBIGINT", "VARCHAR", "VARCHAR", "VARCHAR",
+				"UBIGINT", "UBIGINT", "UBIGINT", "UBIGINT", "UBIGINT", "UBIGINT", "VARCHAR"}, rows)
 	default: // schemata
 		schemas := []string{infoSchema, publicSchema}
 		for _, r := range c.rels {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb"
@@ -173,6 +174,43 @@ func TestResolutionKeepsTheGuard(t *testing.T) {
 		_, err := db.Query(context.Background(), engine.StoreQuery{SQL: sql, User: true})
 		if err == nil || !strings.Contains(err.Error(), "no dataset or view") {
 			t.Errorf("%s: error %v, want no dataset or view", sql, err)
+		}
+	}
+}
+
+// The introspection answers have the columns and types of DataFusion's
+// information_schema provider (apache/datafusion), which
+// upstream Spice serves.
+func TestIntrospectionHasDataFusionsColumns(t *testing.T) {
+	db := catalogDB(t)
+	utf8, u64 := arrow.BinaryTypes.String, arrow.PrimitiveTypes.Uint64
+	for _, tc := range []struct {
+		sql   string
+		names []string
+		types []arrow.DataType
+	}{
+		{"SHOW TABLES", []string{"table_catalog", "table_schema", "table_name", "table_type"}, []arrow.DataType{utf8, utf8, utf8, utf8}},
+		{"DESCRIBE orders", []string{"column_name", "data_type", "is_nullable"}, []arrow.DataType{utf8, utf8, utf8}},
+		{"SELECT * FROM information_schema.schemata", []string{"catalog_name", "schema_name", "schema_owner", "default_character_set_catalog",
+			"default_character_set_schema", "default_character_set_name", "sql_path"}, []arrow.DataType{utf8, utf8, utf8, utf8, utf8, utf8, utf8}},
+		{"SELECT * FROM information_schema.columns", []string{"table_catalog", "table_schema", "table_name", "column_name",
+			"ordinal_position", "column_default", "is_nullable", "data_type", "character_maximum_length", "character_octet_length",
+			"numeric_precision", "numeric_precision_radix", "numeric_scale", "datetime_precision", "interval_type"},
+			[]arrow.DataType{utf8, utf8, utf8, utf8, u64, utf8, utf8, utf8, u64, u64, u64, u64, u64, u64, utf8}},
+	} {
+		res, err := db.Query(context.Background(), engine.StoreQuery{SQL: tc.sql, User: true})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		fields := res.Schema.Fields()
+		res.Release()
+		if len(fields) != len(tc.names) {
+			t.Fatalf("%s: %d columns %v, want %v", tc.sql, len(fields), fields, tc.names)
+		}
+		for i, f := range fields {
+			if f.Name != tc.names[i] || !arrow.TypeEqual(f.Type, tc.types[i]) {
+				t.Errorf("%s column %d = %s %s, want %s %s", tc.sql, i, f.Name, f.Type, tc.names[i], tc.types[i])
+			}
 		}
 	}
 }
