@@ -261,7 +261,7 @@ func (r *runtime) refreshes(tb testing.TB) int64 {
 	var list []struct {
 		Status *struct {
 			Refreshes int64 `json:"refreshes"`
-		} `json:"status"`
+		} `json:"detail"`
 	}
 	if err := json.Unmarshal([]byte(body), &list); err != nil {
 		tb.Fatalf("decode /v1/datasets?status=true %q: %v", body, err)

@@ -121,6 +121,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	e := engine.New(m.Store)
+	m.Store.Relations = e.Tables // what SHOW TABLES and information_schema list
 	e.Logger = m.Logger
 	e.Metrics = engine.NewMetrics(m.reg)
 	e.MinPositionTimeout = m.Config.MinPositionTimeout
@@ -287,7 +288,8 @@ func (m *Main) source(ctx context.Context, d spicepod.Dataset) (engine.Source, e
 // flightsql: or spice.ai: source in step by subscription (falling back to
 // change notices and whole reads where the upstream has no subscriptions).
 func (m *Main) subscribe(d spicepod.Dataset, up flightsqlsrc.Upstream) {
-	f := flightsqlsrc.NewFeed(m.Engine, strings.ToLower(d.Name), up)
+	name := strings.ToLower(d.Name)
+	f := flightsqlsrc.NewFeed(m.Engine, name, m.withOrder(name, up))
 	f.Logger = m.Logger
 	f.RefreshInterval = d.Acceleration.RefreshCheckInterval
 	m.Engine.AddFeed(f)
@@ -335,15 +337,18 @@ func (m *Main) openServers() error {
 	m.HTTP.APIKeys, m.HTTP.TLS = keys, tlsConfig
 	m.HTTP.MaxQueryBytes = m.Config.MaxQueryBytes
 	m.HTTP.ReadTimeout = m.Config.HTTPReadTimeout
-	m.HTTP.Endpoints = []httpsrv.Endpoint{{Name: "http", Addr: m.Config.HTTPAddr}, {Name: "flight", Addr: m.Config.FlightAddr}}
+	m.HTTP.Spicepods = []httpsrv.Spicepod{podListing(m.Pod)}
 	if err := m.HTTP.Open(); err != nil {
 		return err
 	}
+	m.HTTP.Endpoints = []httpsrv.Endpoint{{Name: "http", Addr: m.HTTP.Addr()}}
 	m.servers = append(m.servers, m.HTTP.Close)
 	m.Flight = flightsrv.New(m.Config.FlightAddr, m.Engine)
 	m.Flight.Logger = m.Logger
 	m.Flight.Metrics = flightsrv.NewMetrics(m.reg)
 	m.Flight.PrimaryKeys = m.primaryKeys
+	m.Flight.Ordering = m.ordering
+	m.Flight.ParamTypes = m.Store.ParamTypes
 	m.Flight.APIKeys = keys
 	if tlsConfig != nil {
 		m.Flight.GRPCOptions = append(m.Flight.GRPCOptions, grpc.Creds(credentials.NewTLS(tlsConfig)))
@@ -355,7 +360,7 @@ func (m *Main) openServers() error {
 		return err
 	}
 	m.servers = append(m.servers, m.Flight.Close)
-	m.HTTP.Endpoints[1].Addr = m.Flight.Addr()
+	m.HTTP.Endpoints = append(m.HTTP.Endpoints, httpsrv.Endpoint{Name: "flight", Addr: m.Flight.Addr()})
 	if m.Config.MetricsAddr != "" {
 		ln, err := net.Listen("tcp", m.Config.MetricsAddr)
 		if err != nil {
@@ -363,12 +368,14 @@ func (m *Main) openServers() error {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+		// Upstream's /v1/status probes its metrics port with GET /health.
+		mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "OK") })
 		// Profiles on the operator's port only, never on the public API ports.
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		m.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = m.metrics.Serve(ln) }()
-		m.HTTP.Endpoints = append(m.HTTP.Endpoints, httpsrv.Endpoint{Name: "metrics", Addr: m.Config.MetricsAddr})
+		m.HTTP.Endpoints = append(m.HTTP.Endpoints, httpsrv.Endpoint{Name: "metrics", Addr: ln.Addr().String()})
 		m.servers = append(m.servers, m.metrics.Shutdown)
 	}
 	return nil
@@ -472,4 +479,17 @@ func dropSlots(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dropped slot %s and publication %s\n", c.Slot, c.Publication)
 	}
 	return code
+}
+
+// podListing is the spicepod as GET /v1/spicepods lists it: names and
+// sources, never params.
+func podListing(p *spicepod.Pod) httpsrv.Spicepod {
+	out := httpsrv.Spicepod{Version: p.Version, Name: p.Name}
+	for _, d := range p.Datasets {
+		out.Datasets = append(out.Datasets, httpsrv.PodDataset{From: d.From, Name: d.Name})
+	}
+	for _, v := range p.Views {
+		out.Views = append(out.Views, httpsrv.PodView{Name: v.Name})
+	}
+	return out
 }

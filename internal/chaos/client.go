@@ -148,7 +148,7 @@ func (c *Client) Watermarks(ctx context.Context, runtime, base, key string) ([]W
 		Name   string `json:"name"`
 		Status *struct {
 			Watermark string `json:"watermark"`
-		} `json:"status"`
+		} `json:"detail"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&ds); err != nil {
 		return nil, fmt.Errorf("decode %s datasets: %w", runtime, err)

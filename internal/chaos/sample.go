@@ -71,7 +71,7 @@ type datasetStatus struct {
 		Watermark  string   `json:"watermark"`
 		LagBytes   *int64   `json:"lag_bytes"`
 		LagSeconds *float64 `json:"lag_seconds"`
-	} `json:"status"`
+	} `json:"detail"`
 }
 
 func (c *Client) statuses(ctx context.Context, base, key string) ([]datasetStatus, error) {

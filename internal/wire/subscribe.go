@@ -24,9 +24,12 @@ import (
 // schema is a record batch, markers being batches of zero rows, so any Flight
 // client's record reader can read the stream. In order:
 //
-//  1. one or more KindSnapshot batches, all carrying the snapshot's position and
-//     the maintained query's mode ("incremental: ..." or "recompute: <why>"; the
-//     first batch holds no rows when the result is empty);
+//  1. one or more KindSnapshot batches, all carrying the snapshot's position,
+//     the maintained query's mode ("incremental: ..." or "recompute: <why>")
+//     and, when the query orders its result at the top level, that ordering
+//     (Order: the columns, direction and NULL placement a reader of the
+//     subscriber's table expects; the first batch holds no rows when the result
+//     is empty);
 //  2. a KindCommit marker at the same position: the snapshot is complete;
 //  3. then, for each change, zero or more KindDelete batches (rows that left the
 //     result; each removes one equal row, NULLs equal), then zero or more
@@ -93,22 +96,35 @@ type SubscriptionMeta struct {
 	// Commit ends a change on its last delete or insert batch, in place of a
 	// KindCommit marker.
 	Commit bool
+	// Order is the subscribed query's top-level ORDER BY, on snapshot batches
+	// only; empty when it has none or it is not on output columns.
+	Order []OrderKey
+}
+
+// OrderKey is one key of a result's ordering: an output column, its
+// direction and where its NULLs sort. JSON:
+// {"column": "count", "descending": true, "nulls_first": true}.
+type OrderKey struct {
+	Column     string `json:"column"`
+	Descending bool   `json:"descending,omitempty"`
+	NullsFirst bool   `json:"nulls_first,omitempty"`
 }
 
 type subscriptionMetaJSON struct {
-	Kind     string `json:"kind"`
-	Position string `json:"position,omitempty"`
-	Mode     string `json:"mode,omitempty"`
-	Commit   bool   `json:"commit,omitempty"`
+	Kind     string     `json:"kind"`
+	Position string     `json:"position,omitempty"`
+	Mode     string     `json:"mode,omitempty"`
+	Commit   bool       `json:"commit,omitempty"`
+	Order    []OrderKey `json:"order,omitempty"`
 }
 
 // Encode returns the app_metadata bytes.
 func (m SubscriptionMeta) Encode() []byte {
-	j := subscriptionMetaJSON{Kind: m.Kind, Mode: m.Mode, Commit: m.Commit}
+	j := subscriptionMetaJSON{Kind: m.Kind, Mode: m.Mode, Commit: m.Commit, Order: m.Order}
 	if m.Kind != KindHeartbeat {
 		j.Position = m.Position.String()
 	}
-	b, _ := json.Marshal(j) // strings only: cannot fail
+	b, _ := json.Marshal(j) // strings and booleans only: cannot fail
 	return b
 }
 
@@ -119,7 +135,7 @@ func DecodeSubscriptionMeta(b []byte) (SubscriptionMeta, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return SubscriptionMeta{}, fmt.Errorf(`decode subscription message metadata %q: want JSON like {"kind": "commit", "position": "0/16B3748"}: %w`, truncate(b, 200), err)
 	}
-	m := SubscriptionMeta{Kind: j.Kind, Mode: j.Mode, Commit: j.Commit}
+	m := SubscriptionMeta{Kind: j.Kind, Mode: j.Mode, Commit: j.Commit, Order: j.Order}
 	switch j.Kind {
 	case KindHeartbeat:
 		return m, nil

@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -52,6 +53,8 @@ func TestSubscriptionMeta(t *testing.T) {
 	}{
 		{wire.SubscriptionMeta{Kind: wire.KindSnapshot, Position: 0x16B3748, Mode: "incremental"},
 			`{"kind":"snapshot","position":"0/16B3748","mode":"incremental"}`},
+		{wire.SubscriptionMeta{Kind: wire.KindSnapshot, Position: 100, Mode: "incremental", Order: []wire.OrderKey{{Column: "count", Descending: true, NullsFirst: true}, {Column: "name"}}},
+			`{"kind":"snapshot","position":"0/64","mode":"incremental","order":[{"column":"count","descending":true,"nulls_first":true},{"column":"name"}]}`},
 		{wire.SubscriptionMeta{Kind: wire.KindDelete, Position: 100}, `{"kind":"delete","position":"0/64"}`},
 		{wire.SubscriptionMeta{Kind: wire.KindInsert, Position: 100}, `{"kind":"insert","position":"0/64"}`},
 		{wire.SubscriptionMeta{Kind: wire.KindInsert, Position: 100, Commit: true}, `{"kind":"insert","position":"0/64","commit":true}`},
@@ -63,7 +66,7 @@ func TestSubscriptionMeta(t *testing.T) {
 			t.Errorf("encode %+v = %s, want %s", tc.meta, got, tc.json)
 		}
 		got, err := wire.DecodeSubscriptionMeta([]byte(tc.json))
-		if err != nil || got != tc.meta {
+		if err != nil || !reflect.DeepEqual(got, tc.meta) {
 			t.Errorf("decode %s = %+v, %v; want %+v", tc.json, got, err, tc.meta)
 		}
 	}

@@ -33,6 +33,7 @@ type dataset struct {
 	fresh       bool // set by feeds; refresh-mode datasets are fresh while refreshes succeed
 	lagBytes    *int64
 	lagSeconds  *float64
+	override    *RefreshOverrides // for the next refresh; see RefreshWith
 }
 
 // refreshLoop loads the dataset, then refreshes it every refresh_check_interval
@@ -61,7 +62,11 @@ func (e *Engine) refreshLoop(ctx context.Context, d *dataset) {
 		}
 		last = time.Now()
 		drain(d.trigger) // this refresh covers triggers that arrived while spacing
-		e.refreshWithRetry(ctx, d, first)
+		o := e.takeOverride(d)
+		if !o.jitter(ctx) {
+			return
+		}
+		e.refreshWithRetry(ctx, d, first, o)
 		first = false
 		if !e.waitNextRefresh(ctx, d) {
 			return
@@ -120,11 +125,11 @@ func spaced(ctx context.Context, last time.Time, spacing time.Duration) bool {
 // load retries until it succeeds (a runtime that starts before its source must
 // recover on its own); later refreshes give up after refresh_retry_max_attempts
 // and wait for the next interval.
-func (e *Engine) refreshWithRetry(ctx context.Context, d *dataset, first bool) {
+func (e *Engine) refreshWithRetry(ctx context.Context, d *dataset, first bool, o RefreshOverrides) {
 	acc := d.spec.Acceleration
 	backoff := 500 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := e.refreshOnce(ctx, d)
+		err := e.refreshOnce(ctx, d, o)
 		if err == nil || ctx.Err() != nil {
 			return
 		}
@@ -160,16 +165,17 @@ func (e *Engine) recordFailure(d *dataset, err error, attempt int) {
 	e.Logger.Warn("refresh failed; retrying", "dataset", d.name, "attempt", attempt, logging.ErrorKey, err)
 }
 
-// refreshOnce runs one full or append refresh in one store transaction.
-func (e *Engine) refreshOnce(ctx context.Context, d *dataset) error {
-	acc := d.spec.Acceleration
+// refreshOnce runs one full or append refresh in one store transaction, with o
+// applied to it.
+func (e *Engine) refreshOnce(ctx context.Context, d *dataset, o RefreshOverrides) error {
+	acc := o.apply(d.spec.Acceleration)
 	start := time.Now()
 	e.mu.Lock()
 	if d.loaded {
 		d.state = StateRefreshing
 	}
 	e.mu.Unlock()
-	req, err := e.scanRequest(ctx, d)
+	req, err := e.scanRequest(ctx, d, acc)
 	if err != nil {
 		return err
 	}
@@ -226,8 +232,7 @@ func (e *Engine) refreshOnce(ctx context.Context, d *dataset) error {
 
 // scanRequest turns refresh_sql, refresh_data_window and append state into a
 // ScanRequest.
-func (e *Engine) scanRequest(ctx context.Context, d *dataset) (ScanRequest, error) {
-	acc := d.spec.Acceleration
+func (e *Engine) scanRequest(ctx context.Context, d *dataset, acc *spicepod.Acceleration) (ScanRequest, error) {
 	var req ScanRequest
 	if acc.RefreshSQL != "" {
 		rq := acc.RefreshQuery()
@@ -237,7 +242,7 @@ func (e *Engine) scanRequest(ctx context.Context, d *dataset) (ScanRequest, erro
 	if acc.RefreshDataWindow > 0 && d.spec.TimeColumn != "" {
 		req.Since = &Bound{Column: d.spec.TimeColumn, Value: timeBound(d.spec.TimeFormat, time.Now().Add(-acc.RefreshDataWindow))}
 	}
-	if acc.RefreshMode == spicepod.RefreshAppend {
+	if acc.RefreshMode == spicepod.RefreshAppend && d.spec.TimeColumn != "" {
 		exists, err := e.store.TableExists(ctx, d.name)
 		if err != nil {
 			return req, err

@@ -32,6 +32,9 @@ var (
 	// ErrBusy: every query slot is taken and the queue is full or the wait ran
 	// out. HTTP 503 with Retry-After, gRPC Unavailable.
 	ErrBusy = errors.New("runtime is busy")
+	// ErrInvalidOverride: refresh overrides the dataset cannot take (see
+	// RefreshWith). HTTP 400.
+	ErrInvalidOverride = errors.New("invalid refresh override")
 )
 
 // NotReadyError says which dataset a query waits for and why.

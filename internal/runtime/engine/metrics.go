@@ -12,6 +12,7 @@ import (
 // has one.
 type Metrics struct {
 	loadState       *prometheus.GaugeVec
+	status          *prometheus.GaugeVec
 	refreshErrors   *prometheus.CounterVec
 	lastRefresh     *prometheus.GaugeVec
 	refreshDuration *prometheus.HistogramVec
@@ -31,6 +32,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		loadState: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dataset_load_state",
 			Help: "Load state per dataset: 0 initializing, 1 ready, 2 refreshing, 3 error."}, []string{"dataset"}),
+		status: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "datasets_status",
+			Help: "Status per dataset, upstream's numbering: 1 initializing, 2 ready, 4 error, 5 refreshing."}, []string{"dataset"}),
 		refreshErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dataset_acceleration_refresh_errors",
 			Help: "Failed refreshes per dataset."}, []string{"dataset"}),
 		lastRefresh: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dataset_acceleration_last_refresh_time_ms",
@@ -49,7 +52,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		cacheBytes:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "results_cache_size_bytes", Help: "Bytes held by the results cache."}),
 		cacheItems:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "results_cache_items", Help: "Entries in the results cache."}),
 	}
-	reg.MustRegister(m.loadState, m.refreshErrors, m.lastRefresh, m.refreshDuration, m.rows, m.watermark,
+	reg.MustRegister(m.loadState, m.status, m.refreshErrors, m.lastRefresh, m.refreshDuration, m.rows, m.watermark,
 		m.queryDuration, m.queryFailures, m.cacheHits, m.cacheMisses, m.cacheBytes, m.cacheItems)
 	return m
 }
@@ -57,6 +60,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) setState(name string, s State) {
 	v := map[State]float64{StateInitializing: 0, StateReady: 1, StateRefreshing: 2, StateError: 3}[s]
 	m.loadState.WithLabelValues(name).Set(v)
+	m.status.WithLabelValues(name).Set(map[State]float64{StateInitializing: 1, StateReady: 2, StateError: 4, StateRefreshing: 5}[s])
 }
 
 func (m *Metrics) observeRefresh(name string, d time.Duration, rows int64, wm position.LSN) {

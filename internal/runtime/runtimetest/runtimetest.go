@@ -71,6 +71,14 @@ views:
 // of the test.
 func NewEngine(tb testing.TB, pod string, sources map[string]engine.Source, configure func(*engine.Engine)) *engine.Engine {
 	tb.Helper()
+	e, _ := NewEngineStore(tb, pod, sources, configure)
+	return e
+}
+
+// NewEngineStore is NewEngine that also returns the engine's store, wired as
+// the runtime wires it (introspection lists the engine's datasets and views).
+func NewEngineStore(tb testing.TB, pod string, sources map[string]engine.Source, configure func(*engine.Engine)) (*engine.Engine, *duckdb.DB) {
+	tb.Helper()
 	ctx := context.Background()
 	p, err := spicepod.Parse([]byte(pod), "spicepod.yaml", func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -83,6 +91,7 @@ func NewEngine(tb testing.TB, pod string, sources map[string]engine.Source, conf
 	}
 	tb.Cleanup(func() { db.Close() })
 	e := engine.New(db)
+	db.Relations = e.Tables
 	e.MaxBackoff = 500 * time.Millisecond
 	for _, ds := range p.Datasets {
 		if err := e.AddDataset(ds, sources[ds.Name]); err != nil {
@@ -107,7 +116,7 @@ func NewEngine(tb testing.TB, pod string, sources map[string]engine.Source, conf
 			tb.Errorf("close engine: %v", err)
 		}
 	})
-	return e
+	return e, db
 }
 
 // WaitFor waits until cond holds, checking after every change of the engine's

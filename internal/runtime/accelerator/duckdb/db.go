@@ -91,11 +91,16 @@ type DB struct {
 	// InspectCacheBytes bounds the cache of inspected query texts;
 	// DefaultInspectCacheBytes when zero.
 	InspectCacheBytes int64
+	// Relations, when set, lists the datasets and views that SHOW TABLES,
+	// DESCRIBE and information_schema show (introspect.go); nil shows none.
+	Relations func() []engine.TableInfo
 
 	db        *sql.DB // reads
 	wdb       *sql.DB // writes, on the same database
 	inspected *lru.Cache[*inspection]
 	outNames  *lru.Cache[map[int]string] // query text -> DataFusion names (names.go)
+	resolved  *lru.Cache[string]         // query text -> the text DuckDB runs (resolve.go)
+	ordered   orderings                  // datasets read in their subscription's order (order.go)
 	cap       captures                   // tables, and whose changes maintained queries read (capture.go)
 	stmts     stmtCache                  // the write path's prepared statements (stmts.go)
 	apps      appenders                  // the write path's kept appenders (appender.go)
@@ -157,6 +162,7 @@ func (d *DB) Open(ctx context.Context) error {
 	}
 	d.inspected = lru.New[*inspection](d.InspectCacheBytes, 0, nil)
 	d.outNames = lru.New[map[int]string](d.InspectCacheBytes, 0, nil)
+	d.resolved = lru.New[string](d.InspectCacheBytes, 0, nil)
 	q := url.Values{}
 	q.Set("enable_external_access", "false")
 	q.Set("autoinstall_known_extensions", "false")

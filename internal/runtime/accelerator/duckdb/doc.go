@@ -19,6 +19,13 @@
 // such as read_csv fail even inside a SELECT, and extensions are never installed or
 // loaded. Queries run under a time-out and a result size limit.
 //
+// Before the guard, a user query's names are resolved as upstream's catalog
+// has them (resolve.go): spice.public.x and public.x read x, SHOW TABLES,
+// DESCRIBE and information_schema read literal rows listing the datasets and
+// views (DB.Relations, introspect.go), and a dataset with a recorded ordering
+// (DB.SetOrder, order.go) is read in it. The rewritten query is what the
+// guard checks and DuckDB runs.
+//
 // The package needs the duckdb_arrow build tag (DuckDB's Arrow interface); without it
 // the package is empty and the runtime does not build.
 package duckdb

@@ -156,7 +156,7 @@ func (w *walker) node(x map[string]any) {
 			w.err = fmt.Errorf("%s is internal to the runtime; query the datasets and views listed by GET /v1/datasets", qualified(catalog, schema, name))
 			return
 		}
-		w.tables = append(w.tables, x["table_name"].(string))
+		w.tables = append(w.tables, datasetName(schema, x["table_name"].(string)))
 	case "show_ref":
 		w.err = errors.New("SHOW, DESCRIBE and SUMMARIZE are not available; list datasets with GET /v1/datasets or Flight SQL GetTables")
 		return

@@ -224,7 +224,7 @@ func (p *planner) output(root *pt.SelectNode, plan *ivm.Plan, sides []*side) {
 		items, aliases = plan.Output.Project, sides[0].names
 	} else {
 		for _, e := range root.List {
-			if star, ok := e.(*pt.Star); ok && plainStar(star) && star.Relation == "" {
+			if star, ok := e.(*pt.Star); ok && bareStar(star) && star.Relation == "" {
 				for _, s := range sides {
 					for j := range s.names {
 						items = append(items, s.offset+j)

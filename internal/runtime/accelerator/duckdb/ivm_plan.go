@@ -202,7 +202,7 @@ func (p *planner) forward(n *pt.SelectNode) (*forwardPlan, error) {
 		var cols []string
 		ok := true
 		for _, e := range n.List {
-			if star, isStar := e.(*pt.Star); isStar && plainStar(star) && (star.Relation == "" || strings.EqualFold(star.Relation, q)) {
+			if star, isStar := e.(*pt.Star); isStar && bareStar(star) && (star.Relation == "" || strings.EqualFold(star.Relation, q)) {
 				cols = append(cols, fieldNames(s)...)
 				continue
 			}
@@ -220,8 +220,8 @@ func (p *planner) forward(n *pt.SelectNode) (*forwardPlan, error) {
 	return fwd, err
 }
 
-// plainStar reports whether a star is a bare * (or t.*).
-func plainStar(s *pt.Star) bool {
+// bareStar reports whether a star is a bare * (or t.*).
+func bareStar(s *pt.Star) bool {
 	return len(s.Exclude) == 0 && len(s.Replace) == 0 && len(s.Rename) == 0 && len(s.QualifiedExclude) == 0 &&
 		s.Expr == nil && !s.Columns
 }

@@ -71,8 +71,9 @@ func formatBytes(n int64) string {
 // included; it stays within InspectCacheBytes.
 func (d *DB) InspectedBytes() int64 { return d.inspected.Bytes() }
 
-// Parse checks a user query with the read-only guard and returns what it reads.
-// It parses only: the tables need not exist.
+// Parse resolves a user query's names (resolve.go), checks it with the
+// read-only guard and returns what it reads. It parses only: the tables need
+// not exist.
 func (d *DB) Parse(ctx context.Context, query string) (engine.Parsed, error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
@@ -81,8 +82,11 @@ func (d *DB) Parse(ctx context.Context, query string) (engine.Parsed, error) {
 	defer conn.Close()
 	var c checkedQuery
 	err = conn.Raw(func(dc any) error {
-		var err error
-		c, err = guard(ctx, dc.(driver.Conn), query, true)
+		resolved, err := d.resolve(ctx, dc.(driver.Conn), query)
+		if err != nil {
+			return err
+		}
+		c, err = guard(ctx, dc.(driver.Conn), resolved, true)
 		return err
 	})
 	if err != nil {
@@ -116,6 +120,11 @@ func (d *DB) query(ctx context.Context, dc driver.Conn, q engine.StoreQuery) (*e
 			return nil, fmt.Errorf("expose %s from its source: %w", name, err)
 		}
 		defer exec.ExecContext(context.Background(), "DROP TABLE IF EXISTS temp."+Ident(name), nil)
+	}
+	if q.User {
+		if q.SQL, err = d.resolve(ctx, dc, q.SQL); err != nil {
+			return nil, err
+		}
 	}
 	ins, err := d.inspect(ctx, dc, q.SQL, q.User)
 	if err != nil {

@@ -47,6 +47,9 @@ type Stream struct {
 	// maintaining the result ("incremental" or "recompute: <why>").
 	Position position.LSN
 	Mode     string
+	// Order is the subscribed query's top-level ordering, as the snapshot
+	// states it; empty when it has none.
+	Order []wire.OrderKey
 
 	rd      *flight.Reader
 	cancel  context.CancelCauseFunc
@@ -113,7 +116,7 @@ func (s *Stream) open(c flight.Client, table string, mem memory.Allocator) error
 		return fmt.Errorf("subscription to %s: the first message is %q, want %q", table, meta.Kind, wire.KindSnapshot)
 	}
 	rec.Retain()
-	s.first, s.Position, s.Mode = rec, meta.Position, meta.Mode
+	s.first, s.Position, s.Mode, s.Order = rec, meta.Position, meta.Mode, meta.Order
 	return nil
 }
 

@@ -133,7 +133,7 @@ func (q *sqlService) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (
 				if err != nil {
 					return nil, nil, err
 				}
-				row.schema = flight.SerializeSchema(schema, q.s.Allocator)
+				row.schema = flight.SerializeSchema(withColumnMetadata(schema), q.s.Allocator)
 			}
 			rows = append(rows, row)
 		}

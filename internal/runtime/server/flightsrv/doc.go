@@ -14,7 +14,7 @@
 // under a random ticket (TicketTTL, MaxTicketBytes) and streamed by DoGet, so both
 // answers report the same data. A ticket whose result is gone runs its query
 // again. Prepared statements bind one row of parameters (DoPut), carried inside
-// the returned handle. Catalog commands report catalog "spice", schema "public",
+// the returned handle; their parameter schema comes from ParamTypes. Catalog commands report catalog "spice", schema "public",
 // datasets as "BASE TABLE" and views as "VIEW"; GetTables with include_schema
 // carries each table's Arrow schema. Updates, transactions and Substrait answer
 // Unimplemented: the runtime serves reads only.

@@ -37,6 +37,22 @@ func queryOf(ctx context.Context, sql string, args []any) (engine.Query, error) 
 	return q, nil
 }
 
+// metadataXCache is upstream's legacy cache header: "Hit from spiceai" or
+// "Miss from spiceai"; this runtime adds "Bypass" for answers the cache did
+// not see.
+const metadataXCache = "x-cache"
+
+func xCache(c engine.CacheStatus) string {
+	switch c {
+	case engine.CacheHit:
+		return "Hit from spiceai"
+	case engine.CacheMiss:
+		return "Miss from spiceai"
+	default:
+		return "Bypass"
+	}
+}
+
 // setHeader attaches the position an answer reflects and its cache status to the
 // response headers. It must run before the first message of a stream is sent.
 func setHeader(ctx context.Context, pos position.LSN, cache engine.CacheStatus) {
@@ -47,5 +63,6 @@ func setHeader(ctx context.Context, pos position.LSN, cache engine.CacheStatus) 
 	_ = grpc.SetHeader(ctx, metadata.Pairs(
 		wire.MetadataPosition, pos.String(),
 		wire.MetadataCacheStatus, string(cache),
+		metadataXCache, xCache(cache),
 	))
 }

@@ -68,7 +68,9 @@ func argsOf(rec arrow.RecordBatch) ([]any, error) {
 // valueAt returns element i of col as a Go value; strings and bytes are copied, as
 // the array's buffers are released after binding.
 func valueAt(col arrow.Array, i int) (any, error) {
-	if col.IsNull(i) {
+	// Arrow's null type (a client's value of no type, a Go nil) has no
+	// validity bitmap: every value is NULL though IsNull says otherwise.
+	if col.IsNull(i) || col.DataType().ID() == arrow.NULL {
 		return nil, nil
 	}
 	switch a := col.(type) {

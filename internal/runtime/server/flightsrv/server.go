@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -23,6 +24,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
+	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults for Server's tunables.
@@ -100,6 +102,13 @@ type Server struct {
 	// grpc.health.v1 on the Flight port reports SERVING only while it holds and
 	// until Drain. Nil means always ready.
 	Ready func() bool
+	// ParamTypes, when set, returns the types of a query's placeholders, for
+	// prepared statements' parameter schemas; nil leaves them out.
+	ParamTypes func(ctx context.Context, sql string) ([]arrow.DataType, error)
+	// Ordering, when set, returns the top-level ORDER BY of a subscribed
+	// table or view on its output columns (named as in the snapshot); the
+	// snapshot states it (wire.SubscriptionMeta.Order). Nil or empty: none.
+	Ordering func(ctx context.Context, name string, columns []string) []wire.OrderKey
 	// HeartbeatInterval is how long a subscription stream stays silent before
 	// a heartbeat marker is sent; DefaultHeartbeatInterval when zero.
 	HeartbeatInterval time.Duration
@@ -297,27 +306,4 @@ func (s *Server) sweep(ctx context.Context) {
 			s.prepared.sweep(now)
 		}
 	}
-}
-
-// registerSqlInfo fills in what GetSqlInfo reports.
-func (s *Server) registerSqlInfo(sql *sqlService) error {
-	infos := []struct {
-		id  flightsql.SqlInfo
-		val any
-	}{
-		{flightsql.SqlInfoFlightSqlServerName, s.ServerName},
-		{flightsql.SqlInfoFlightSqlServerVersion, s.Version},
-		{flightsql.SqlInfoFlightSqlServerArrowVersion, "18"},
-		{flightsql.SqlInfoFlightSqlServerReadOnly, true},
-		{flightsql.SqlInfoFlightSqlServerSql, true},
-		{flightsql.SqlInfoFlightSqlServerSubstrait, false},
-		{flightsql.SqlInfoFlightSqlServerTransaction, int32(flightsql.SqlTransactionNone)},
-		{flightsql.SqlInfoFlightSqlServerCancel, false},
-	}
-	for _, info := range infos {
-		if err := sql.RegisterSqlInfo(info.id, info.val); err != nil {
-			return fmt.Errorf("register sql info %d: %w", info.id, err)
-		}
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
@@ -175,11 +176,21 @@ func (v *service) DoAction(a *flight.Action, stream flight.FlightService_DoActio
 	return v.FlightServer.DoAction(a, stream)
 }
 
-func (v *service) ListActions(e *flight.Empty, stream flight.FlightService_ListActionsServer) error {
-	if err := v.FlightServer.ListActions(e, stream); err != nil {
-		return err
+// ListActions lists the actions this server performs: prepared statements
+// and spice.watch (the Flight SQL library lists every action it knows of,
+// transactions and cancellation included, which this server answers
+// Unimplemented).
+func (v *service) ListActions(_ *flight.Empty, stream flight.FlightService_ListActionsServer) error {
+	for _, a := range []*flight.ActionType{
+		{Type: flightsql.CreatePreparedStatementActionType, Description: "Flight SQL: prepare a statement"},
+		{Type: flightsql.ClosePreparedStatementActionType, Description: "Flight SQL: close a prepared statement"},
+		{Type: wire.ActionWatch, Description: watchDescription},
+	} {
+		if err := stream.Send(a); err != nil {
+			return err
+		}
 	}
-	return stream.Send(&flight.ActionType{Type: wire.ActionWatch, Description: watchDescription})
+	return nil
 }
 
 // position returns the watermark of a dataset or view, or the least of all when

@@ -3,6 +3,7 @@ package flightsrv
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -162,9 +163,8 @@ func (q *sqlService) statementResult(ctx context.Context, handle []byte) (*engin
 }
 
 // CreatePreparedStatement describes the statement's result by running it with
-// NULL parameters under LIMIT 0. The parameter schema is left out: DuckDB's
-// parameter types are not visible through the engine, so clients send the types
-// of their values (the Flight SQL driver does so from the Go types).
+// NULL parameters under LIMIT 0, and its parameters with ParamTypes. Clients
+// may send values of other types: the server binds what arrives.
 func (q *sqlService) CreatePreparedStatement(ctx context.Context, req flightsql.ActionCreatePreparedStatementRequest) (flightsql.ActionCreatePreparedStatementResult, error) {
 	var out flightsql.ActionCreatePreparedStatementResult
 	st := &prepared{sql: req.GetQuery(), params: countParams(req.GetQuery())}
@@ -181,6 +181,7 @@ func (q *sqlService) CreatePreparedStatement(ctx context.Context, req flightsql.
 	notUpdate := false
 	out.Handle = []byte(q.s.prepared.add(st))
 	out.DatasetSchema = st.schema
+	out.ParameterSchema = q.paramSchema(ctx, st)
 	out.IsUpdate = &notUpdate
 	return out, nil
 }
@@ -288,4 +289,21 @@ func (q *sqlService) GetSchemaPreparedStatement(ctx context.Context, cmd flights
 		return nil, err
 	}
 	return q.schemaResult(ctx, st.sql)
+}
+
+// paramSchema describes a statement's parameters, named 1..n, when the server
+// has ParamTypes; nil otherwise or when they cannot be told.
+func (q *sqlService) paramSchema(ctx context.Context, st *prepared) *arrow.Schema {
+	if st.params == 0 || q.s.ParamTypes == nil {
+		return nil
+	}
+	types, err := q.s.ParamTypes(ctx, st.sql)
+	if err != nil || len(types) == 0 {
+		return nil
+	}
+	fields := make([]arrow.Field, len(types))
+	for i, t := range types {
+		fields[i] = arrow.Field{Name: strconv.Itoa(i + 1), Type: t, Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil)
 }

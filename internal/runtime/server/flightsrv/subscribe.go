@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
@@ -90,7 +89,8 @@ func (s *Server) serveSubscription(stream flight.FlightService_DoExchangeServer,
 		out.w.Close()
 	}()
 	s.Logger.Info("subscription started", logTable, name, logLSN, sub.Position, logMode, sub.Mode)
-	err := out.snapshot(snap, sub.Position, sub.Mode)
+	err := out.snapshot(snap, wire.SubscriptionMeta{Kind: wire.KindSnapshot, Position: sub.Position, Mode: sub.Mode,
+		Order: s.ordering(ctx, name, snap.Schema)})
 	snap.Release()
 	if err != nil {
 		return err
@@ -134,10 +134,22 @@ func subscriptionEnded(name string, err error) error {
 	return fmt.Errorf("subscription to %s: %w", name, err)
 }
 
-// snapshot sends the snapshot's rows (one empty batch when it has none), then a
-// commit marker at its position.
-func (o *subscriptionStream) snapshot(snap *engine.Result, pos position.LSN, mode string) error {
-	meta := wire.SubscriptionMeta{Kind: wire.KindSnapshot, Position: pos, Mode: mode}.Encode()
+// ordering is the subscribed result's top-level ORDER BY, if Ordering tells.
+func (s *Server) ordering(ctx context.Context, name string, schema *arrow.Schema) []wire.OrderKey {
+	if s.Ordering == nil {
+		return nil
+	}
+	cols := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		cols[i] = f.Name
+	}
+	return s.Ordering(ctx, name, cols)
+}
+
+// snapshot sends the snapshot's rows (one empty batch when it has none), each
+// with m, then a commit marker at its position.
+func (o *subscriptionStream) snapshot(snap *engine.Result, m wire.SubscriptionMeta) error {
+	pos, meta := m.Position, m.Encode()
 	sent := false
 	for _, rec := range snap.Records {
 		if rec.NumRows() == 0 && sent {

@@ -22,8 +22,8 @@ type fakeEngine struct{}
 func (fakeEngine) Query(context.Context, engine.Query) (*engine.Result, error) {
 	return nil, errors.New("not used")
 }
-func (fakeEngine) Ready() bool          { return true }
-func (fakeEngine) Refresh(string) error { return nil }
+func (fakeEngine) Ready() bool                                       { return true }
+func (fakeEngine) RefreshWith(string, engine.RefreshOverrides) error { return nil }
 func (fakeEngine) Status(context.Context) []engine.Status {
 	return []engine.Status{{Name: "orders", Kind: "dataset", Accelerated: true}}
 }

@@ -1,81 +1,79 @@
 package httpsrv
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
-
-	"github.com/go-chi/chi/v5"
+	"strings"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
-// dataset is one entry of GET /v1/datasets, shaped like upstream's, with the
-// engine's status inlined when ?status=true.
+// dataset is one entry of GET /v1/datasets, in upstream's shape: status is
+// upstream's word for the state ("Ready", "Refreshing", ...) when
+// ?status=true. Kind and, with ?status=true, Detail (rows, watermark, lag,
+// last error) are this runtime's own; upstream's clients ignore them.
 type dataset struct {
-	From                string         `json:"from,omitempty"`
+	From                string         `json:"from"`
 	Name                string         `json:"name"`
-	Kind                string         `json:"kind"`
 	ReplicationEnabled  bool           `json:"replication_enabled"`
 	AccelerationEnabled bool           `json:"acceleration_enabled"`
-	Status              *engine.Status `json:"status,omitempty"`
+	Status              string         `json:"status,omitempty"`
+	Kind                string         `json:"kind"`
+	Detail              *engine.Status `json:"detail,omitempty"`
 }
 
+// GET /v1/datasets[?status=true][&source=postgres][&format=csv]
 func (s *Server) datasets(w http.ResponseWriter, r *http.Request) {
-	withStatus := r.URL.Query().Get("status") == "true"
-	var out []dataset
+	q := r.URL.Query()
+	format, ok := listFormat(w, q.Get("format"))
+	if !ok {
+		return
+	}
+	withStatus := q.Get("status") == "true"
+	source := q.Get("source")
+	out := []dataset{}
 	for _, st := range s.engine.Status(r.Context()) {
+		if source != "" && connector(st.From) != source {
+			continue
+		}
 		d := dataset{From: st.From, Name: st.Name, Kind: st.Kind, AccelerationEnabled: st.Accelerated}
 		if withStatus {
 			st := st
-			d.Status = &st
+			d.Status, d.Detail = componentStatus(st), &st
 		}
 		out = append(out, d)
+	}
+	if format == formatCSV {
+		cols := []string{"from", "name", "replication_enabled", "acceleration_enabled"}
+		if withStatus {
+			cols = append(cols, "status")
+		}
+		writeCSVRows(w, cols, out, func(d dataset) []string {
+			return []string{d.From, d.Name, boolString(d.ReplicationEnabled), boolString(d.AccelerationEnabled), d.Status}[:len(cols)]
+		})
+		return
 	}
 	writeJSONValue(w, http.StatusOK, out)
 }
 
-func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
-	name := chi.URLParam(r, "name")
-	err := s.engine.Refresh(name)
-	switch {
-	case err == nil:
-		writeJSONValue(w, http.StatusCreated, map[string]string{"message": fmt.Sprintf("Dataset refresh triggered for %s.", name)})
-	case errors.Is(err, engine.ErrUnknownDataset):
-		writeJSONValue(w, http.StatusNotFound, map[string]string{"message": fmt.Sprintf("Dataset %s not found.", name)})
-	case errors.Is(err, engine.ErrNotAccelerated):
-		writeJSONValue(w, http.StatusBadRequest, map[string]string{"message": fmt.Sprintf("Dataset %s does not have acceleration enabled.", name)})
+// connector is the connector of a from: value ("postgres" of
+// "postgres:public.orders"), as upstream's ?source= compares it.
+func connector(from string) string {
+	if c, _, ok := strings.Cut(from, ":"); ok {
+		return c
+	}
+	return from
+}
+
+// componentStatus is upstream's name of a dataset's or view's state.
+func componentStatus(st engine.Status) string {
+	switch st.State {
+	case engine.StateReady:
+		return "Ready"
+	case engine.StateRefreshing:
+		return "Refreshing"
+	case engine.StateError:
+		return "Error"
 	default:
-		writeJSONValue(w, http.StatusInternalServerError, map[string]string{"message": err.Error()})
+		return "Initializing"
 	}
-}
-
-func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	type endpoint struct {
-		Name     string `json:"name"`
-		Endpoint string `json:"endpoint"`
-		Status   string `json:"status"`
-	}
-	var eps []endpoint
-	for _, e := range s.Endpoints {
-		eps = append(eps, endpoint{Name: e.Name, Endpoint: e.Addr, Status: "Ready"})
-	}
-	ready := "Not Ready"
-	if s.engine.Ready() {
-		ready = "Ready"
-	}
-	writeJSONValue(w, http.StatusOK, map[string]any{
-		"status":    ready,
-		"endpoints": eps,
-		"datasets":  s.engine.Status(r.Context()),
-	})
-}
-
-func writeJSONValue(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
 }

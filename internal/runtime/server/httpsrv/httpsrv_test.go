@@ -150,7 +150,7 @@ func TestDatasets(t *testing.T) {
 		Name                string         `json:"name"`
 		Kind                string         `json:"kind"`
 		AccelerationEnabled bool           `json:"acceleration_enabled"`
-		Status              *engine.Status `json:"status"`
+		Detail              *engine.Status `json:"detail"`
 	}
 	for _, tc := range []struct {
 		path       string
@@ -171,17 +171,17 @@ func TestDatasets(t *testing.T) {
 			var names []string
 			for _, d := range got {
 				names = append(names, d.Kind+":"+d.Name)
-				if (d.Status != nil) != tc.wantStatus {
-					t.Fatalf("%s has status %v, want %v", d.Name, d.Status != nil, tc.wantStatus)
+				if (d.Detail != nil) != tc.wantStatus {
+					t.Fatalf("%s has detail %v, want %v", d.Name, d.Detail != nil, tc.wantStatus)
 				}
-				if d.Status == nil {
+				if d.Detail == nil {
 					continue
 				}
-				if !d.Status.Ready || d.Status.State != engine.StateReady {
-					t.Errorf("%s status = ready %v, state %s; want ready", d.Name, d.Status.Ready, d.Status.State)
+				if !d.Detail.Ready || d.Detail.State != engine.StateReady {
+					t.Errorf("%s detail = ready %v, state %s; want ready", d.Name, d.Detail.Ready, d.Detail.State)
 				}
-				if d.Name == "products" && (d.Status.Rows != 3 || d.Status.WatermarkS != "0/64" || !d.AccelerationEnabled) {
-					t.Errorf("products status = %+v, want 3 rows at 0/64, accelerated", d.Status)
+				if d.Name == "products" && (d.Detail.Rows != 3 || d.Detail.WatermarkS != "0/64" || !d.AccelerationEnabled) {
+					t.Errorf("products detail = %+v, want 3 rows at 0/64, accelerated", d.Detail)
 				}
 			}
 			if want := "dataset:orders dataset:plain dataset:products view:rankings"; strings.Join(names, " ") != want {

@@ -36,12 +36,12 @@ const (
 type Engine interface {
 	Query(ctx context.Context, q engine.Query) (*engine.Result, error)
 	Ready() bool
-	Refresh(name string) error
+	RefreshWith(name string, o engine.RefreshOverrides) error
 	Status(ctx context.Context) []engine.Status
-	StatusOf(ctx context.Context, name string) (engine.Status, error)
 }
 
-// Endpoint is one of the runtime's listeners, for /v1/status.
+// Endpoint is one of the runtime's listeners, for /v1/status: Name is
+// upstream's ("http", "flight", "metrics"), Addr the bound address.
 type Endpoint struct {
 	Name, Addr string
 }
@@ -50,6 +50,8 @@ type Endpoint struct {
 type Server struct {
 	// Endpoints are listed by /v1/status.
 	Endpoints []Endpoint
+	// Spicepods are listed by /v1/spicepods.
+	Spicepods []Spicepod
 	// Logger receives failed queries and a server that stops; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -130,6 +132,8 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/v1/datasets", s.datasets)
 	r.With(requireWrite).Post("/v1/datasets/{name}/acceleration/refresh", s.refresh)
 	r.Get("/v1/status", s.status)
+	r.Get("/v1/spicepods", s.spicepods)
+	r.Get("/v1/catalogs", s.catalogs)
 	return r
 }
 
