@@ -21,11 +21,14 @@ type Output struct {
 	Order   []SortKey
 	Limit   int64
 	Offset  int64
+	// Buffer is how many rows past the limit a limited result keeps in order,
+	// so that rows leaving the first ones rarely send it back to the body
+	// (DefaultBuffer when zero).
+	Buffer int64
 }
 
-// limitBuffer is how many rows past the limit a limited result keeps in
-// order, so that rows leaving the first ones rarely send it back to the body.
-const limitBuffer = 64
+// DefaultBuffer is Output.Buffer's default.
+const DefaultBuffer = 64
 
 // result is the query's result as body rows: all of them (no LIMIT), or the
 // first Offset+Limit+limitBuffer in order.
@@ -87,7 +90,13 @@ func (r *result) cmp(a, b Row) int {
 }
 
 // kept is how many rows in order a limited result keeps at most.
-func (r *result) kept() int64 { return r.out.Offset + r.out.Limit + limitBuffer }
+func (r *result) kept() int64 {
+	buf := r.out.Buffer
+	if buf <= 0 {
+		buf = DefaultBuffer
+	}
+	return r.out.Offset + r.out.Limit + buf
+}
 
 // fill makes the result from every body row.
 func (r *result) fill(each func(func(Row, int64))) {

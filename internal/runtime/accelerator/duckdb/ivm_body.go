@@ -53,6 +53,7 @@ func (p *planner) inMemory(root *pt.SelectNode, query string) (*ivm.Plan, error)
 		return nil, nil
 	}
 	plan.Blocks = p.blocks
+	plan.Output.Buffer = p.t.db.limitBuffer
 	schema, err := p.t.resultSchema(query)
 	if err != nil {
 		return nil, err
