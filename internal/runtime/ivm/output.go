@@ -176,3 +176,16 @@ func asDecimal(v Value, precision, scale int32) (decimal128.Num, error) {
 	}
 	return n, nil
 }
+
+// Build makes one record of schema from rows (a row's values in the
+// schema's column order, of the kinds Rows gives).
+func Build(mem memory.Allocator, schema *arrow.Schema, rows []Row) (arrow.RecordBatch, error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	return build(mem, schema, rows)
+}
+
+// Key is a row's key: equal for rows whose values are equal as DuckDB groups
+// them (NULLs equal).
+func Key(row Row) string { return string(appendRowKey(nil, row, nil)) }

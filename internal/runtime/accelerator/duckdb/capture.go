@@ -154,11 +154,14 @@ type txChanges struct {
 	made    map[string]uint64 // changes tables created in this tx -> generation
 }
 
+// touch notes that the transaction writes table; its mirror (mirror.go) no
+// longer holds its rows unless the write sets it again.
 func (t *Tx) touch(table string) {
 	if t.changes.touched == nil {
 		t.changes.touched = map[string]bool{}
 	}
 	t.changes.touched[strings.ToLower(table)] = true
+	t.setMirror(table, nil)
 }
 
 // capturing returns the entry that keeps the table's changes in this

@@ -105,6 +105,7 @@ type DB struct {
 	stmts     stmtCache                  // the write path's prepared statements (stmts.go)
 	apps      appenders                  // the write path's kept appenders (appender.go)
 	wm        watermarks                 // every dataset's committed watermark
+	mirrors   mirrors                    // small subscribed tables held whole (mirror.go)
 	// limitBuffer is the rows a maintained query with a LIMIT keeps past it
 	// (ivm.DefaultBuffer when zero); tests make it small.
 	limitBuffer int64

@@ -33,31 +33,51 @@ import (
 // Arrow streams. The rows retracted and inserted are kept for maintained
 // queries that read the table: they are the rows that left and entered it.
 func (t *Tx) ApplyDiff(table string, del, ins array.RecordReader) error {
+	m := t.mirrorOf(table)
 	capture := t.capturing(table)
+	dels, delSchema, err := readDiff(del)
+	defer releaseAll(dels)
+	if err != nil {
+		return fmt.Errorf("retract rows of %s: %w", table, err)
+	}
+	inss, insSchema, err := readDiff(ins)
+	defer releaseAll(inss)
+	if err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	if m != nil && (del == nil || delSchema.Equal(m.schema)) && (ins == nil || insSchema.Equal(m.schema)) {
+		done, err := t.applyDiffMirrored(table, m, capture, dels, inss)
+		if done || err != nil {
+			return err
+		}
+	}
 	delCols, okDel := appendable(del)
 	_, okIns := appendable(ins)
 	if !okDel || !okIns {
-		return t.applyDiffStaged(table, capture, del, ins)
+		return t.applyDiffStaged(table, capture, delSchema, dels, insSchema, inss)
 	}
-	if del != nil {
-		recs, err := readAll(del)
-		defer releaseAll(recs)
-		if err != nil {
-			return fmt.Errorf("retract rows of %s: %w", table, err)
-		}
-		if err := t.retract(table, del.Schema(), recs, delCols); err != nil {
+	if len(dels) > 0 {
+		if err := t.retract(table, delSchema, dels, delCols); err != nil {
 			return err
 		}
-		if capture != nil {
-			capture.Add(-1, recs...)
-		}
 	}
-	if ins != nil {
-		if _, err := t.Insert(table, ins); err != nil {
-			return err
-		}
+	if err := t.insertRecords(table, insSchema, inss); err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	if capture != nil {
+		capture.Add(-1, dels...)
+		capture.Add(1, inss...)
 	}
 	return nil
+}
+
+// readDiff reads every record of one side of a diff (none when rd is nil).
+func readDiff(rd array.RecordReader) ([]arrow.RecordBatch, *arrow.Schema, error) {
+	if rd == nil {
+		return nil, nil, nil
+	}
+	recs, err := readAll(rd)
+	return recs, rd.Schema(), err
 }
 
 // readAll reads every record of rd, retained.
@@ -125,29 +145,24 @@ func (t *Tx) retract(table string, schema *arrow.Schema, recs []arrow.RecordBatc
 // applyDiffStaged is ApplyDiff over copies of the Arrow streams in temporary
 // tables: a retraction's rows are counted and deleted, then the rows of ins
 // inserted.
-func (t *Tx) applyDiffStaged(table string, capture *ivm.TableChanges, del, ins array.RecordReader) error {
-	if del != nil {
-		recs, err := readAll(del)
-		defer releaseAll(recs)
+func (t *Tx) applyDiffStaged(table string, capture *ivm.TableChanges, delSchema *arrow.Schema, dels []arrow.RecordBatch, insSchema *arrow.Schema, inss []arrow.RecordBatch) error {
+	if delSchema != nil {
+		rd, err := array.NewRecordReader(delSchema, dels)
 		if err != nil {
 			return fmt.Errorf("retract rows of %s: %w", table, err)
 		}
-		rd, err := array.NewRecordReader(del.Schema(), recs)
+		err = t.retractStaged(table, rd)
+		rd.Release()
 		if err != nil {
-			return fmt.Errorf("retract rows of %s: %w", table, err)
-		}
-		defer rd.Release()
-		if err := t.retractStaged(table, rd); err != nil {
 			return err
-		}
-		if capture != nil {
-			capture.Add(-1, recs...)
 		}
 	}
-	if ins != nil {
-		if _, err := t.Insert(table, ins); err != nil {
-			return err
-		}
+	if err := t.insertRecords(table, insSchema, inss); err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	if capture != nil {
+		capture.Add(-1, dels...)
+		capture.Add(1, inss...)
 	}
 	return nil
 }

@@ -4,9 +4,10 @@ package duckdb_test
 
 import (
 	"context"
+	"fmt"
+	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -14,11 +15,12 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/accelerator/duckdb"
 )
 
-// multiset returns the docs table as sorted "id:body:n" rows, duplicates kept.
+// multiset returns the docs table as sorted "id:body:n" rows, duplicates
+// kept, leaving out the row of id 1000 (see TestApplyDiffIsAMultisetChange).
 func multiset(tb testing.TB, db *duckdb.DB) string {
 	tb.Helper()
 	return scalar(tb, db, `SELECT coalesce(string_agg(coalesce(id::VARCHAR, 'NULL') || ':' || coalesce(body, 'NULL') || ':' || coalesce(n::VARCHAR, 'NULL'), ' '
-		ORDER BY id NULLS FIRST, body NULLS FIRST, n NULLS FIRST), '') FROM docs`)
+		ORDER BY id NULLS FIRST, body NULLS FIRST, n NULLS FIRST), '') FROM docs WHERE id IS DISTINCT FROM 1000`)
 }
 
 func TestApplyDiffIsAMultisetChange(t *testing.T) {
@@ -62,28 +64,71 @@ func TestApplyDiffIsAMultisetChange(t *testing.T) {
 		{name: "a failed retraction inserts nothing", del: `[{"id": 9, "body": "z", "n": 9}]`, ins: `[{"id": 5, "body": "e", "n": 5}]`,
 			want: all, wantErr: "subscribe again"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-			t.Cleanup(func() { mem.AssertSize(t, 0) })
-			db := MustOpen(t, "")
-			write(t, db, func(tx *duckdb.Tx) error {
-				_, err := tx.Replace("docs", rowsOf(t, mem, docs, start))
-				return err
+	// A small table subscribed to is held whole in memory and written again
+	// from there; a row inserted by another path drops that copy, and the
+	// retractions run in SQL. Both paths must give the same multisets.
+	for _, path := range []string{"in memory", "in SQL"} {
+		for _, tc := range tests {
+			t.Run(path+"/"+tc.name, func(t *testing.T) {
+				applyDiffCase(t, start, path == "in SQL", tc.del, tc.ins, tc.want, tc.wantErr)
 			})
-			var del, ins array.RecordReader
-			if tc.del != "" {
-				del = rowsOf(t, mem, docs, tc.del)
-			}
-			if tc.ins != "" {
-				ins = rowsOf(t, mem, docs, tc.ins)
-			}
-			writeOrFail(t, db, tc.wantErr, func(tx *duckdb.Tx) error { return tx.ApplyDiff("docs", del, ins) })
-			if got := multiset(t, db); got != tc.want {
-				t.Fatalf("rows=%q, want %q", got, tc.want)
-			}
-			noTempTables(t, db)
+		}
+	}
+}
+
+func applyDiffCase(t *testing.T, start string, sql bool, delRows, insRows, want, wantErr string) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	db := MustOpen(t, "")
+	write(t, db, func(tx *duckdb.Tx) error {
+		_, err := tx.Replace("docs", rowsOf(t, mem, docs, start))
+		return err
+	})
+	if sql {
+		write(t, db, func(tx *duckdb.Tx) error {
+			_, err := tx.Insert("docs", rowsOf(t, mem, docs, `[{"id": 1000, "body": "other path", "n": 0}]`))
+			return err
 		})
+	}
+	var del, ins array.RecordReader
+	if delRows != "" {
+		del = rowsOf(t, mem, docs, delRows)
+	}
+	if insRows != "" {
+		ins = rowsOf(t, mem, docs, insRows)
+	}
+	writeOrFail(t, db, wantErr, func(tx *duckdb.Tx) error { return tx.ApplyDiff("docs", del, ins) })
+	if got := multiset(t, db); got != want {
+		t.Fatalf("rows=%q, want %q", got, want)
+	}
+	noTempTables(t, db)
+}
+
+// TestApplyDiffPastTheMirror: a small table that a diff makes larger than
+// is held in memory takes the SQL path from then on, with the same rows.
+func TestApplyDiffPastTheMirror(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	db := MustOpen(t, "")
+	write(t, db, func(tx *duckdb.Tx) error {
+		_, err := tx.Replace("docs", rowsOf(t, mem, docs, `[{"id": 1, "body": "a", "n": 1}]`))
+		return err
+	})
+	many := "["
+	for i := range 1500 {
+		if i > 0 {
+			many += ","
+		}
+		many += fmt.Sprintf(`{"id": %d, "body": "b", "n": 2}`, i+2)
+	}
+	write(t, db, func(tx *duckdb.Tx) error {
+		return tx.ApplyDiff("docs", rowsOf(t, mem, docs, `[{"id": 1, "body": "a", "n": 1}]`), rowsOf(t, mem, docs, many+"]"))
+	})
+	write(t, db, func(tx *duckdb.Tx) error {
+		return tx.ApplyDiff("docs", rowsOf(t, mem, docs, `[{"id": 2, "body": "b", "n": 2}]`), rowsOf(t, mem, docs, `[{"id": 2, "body": "c", "n": 3}]`))
+	})
+	if got, want := scalar(t, db, `SELECT count(*) || ' ' || count(*) FILTER (WHERE body = 'c') || ' ' || count(*) FILTER (WHERE id = 1) FROM docs`), "1500 1 0"; got != want {
+		t.Fatalf("rows, rows changed by the last diff, rows retracted by the first: %s, want %s", got, want)
 	}
 }
 

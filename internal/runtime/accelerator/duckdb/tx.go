@@ -31,6 +31,7 @@ type Tx struct {
 	db      *DB
 	changes txChanges               // for maintained queries (capture.go)
 	wm      map[string]position.LSN // watermarks set, published at commit
+	mirrors map[string]*mirror      // tables' mirrors set or dropped (nil), published at commit
 }
 
 var viewSeq atomic.Uint64
@@ -71,6 +72,7 @@ func (t *Tx) Commit() error {
 		t.db.madeChanges(t.dc, t.changes.made)
 	}
 	t.db.wm.set(t.wm)
+	t.db.mirrors.set(t.mirrors)
 	t.changes = txChanges{}
 	return nil
 }
@@ -172,11 +174,17 @@ func (t *Tx) Replace(table string, rd array.RecordReader) (int64, error) {
 	if err := t.ensureSchema(table); err != nil {
 		return 0, err
 	}
-	n, err := t.withArrow(rd, `CREATE OR REPLACE TABLE `+TableIdent(table)+` AS SELECT * FROM {in}`, false)
+	kept := &mirroring{RecordReader: rd}
+	_, err := t.withArrow(kept, `CREATE OR REPLACE TABLE `+TableIdent(table)+` AS SELECT * FROM {in}`, false)
+	if err != nil {
+		releaseAll(kept.recs)
+		return 0, fmt.Errorf("replace %s: %w", table, err)
+	}
+	m, err := kept.mirror()
 	if err != nil {
 		return 0, fmt.Errorf("replace %s: %w", table, err)
 	}
-	_ = n // CREATE TABLE AS reports no row count
+	t.setMirror(table, m)
 	return t.count(table)
 }
 
@@ -287,27 +295,39 @@ func (t *Tx) Insert(table string, rows array.RecordReader) (int64, error) {
 	for _, r := range recs {
 		n += r.NumRows()
 	}
-	if n == 0 {
-		return 0, nil
-	}
-	cols, ok := columnsOf(rows.Schema())
-	switch {
-	case !ok:
-		for _, rec := range recs {
-			err = errors.Join(err, t.insertArrow(TableIdent(table), rec, ""))
-		}
-	case n <= maxPreparedRows:
-		err = t.insertPrepared(table, rows.Schema(), recs, cols, n)
-	default:
-		err = t.insertAppended(table, rows.Schema(), recs, cols)
-	}
-	if err != nil {
+	if err := t.insertRecords(table, rows.Schema(), recs); err != nil {
 		return 0, fmt.Errorf("insert into %s: %w", table, err)
 	}
 	if capture != nil {
 		capture.Add(1, recs...)
 	}
 	return n, nil
+}
+
+// insertRecords inserts the rows of recs: a few as parameters of a prepared
+// INSERT, more through the kept appender, types neither takes through
+// DuckDB's Arrow scan.
+func (t *Tx) insertRecords(table string, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	var n int64
+	for _, r := range recs {
+		n += r.NumRows()
+	}
+	if n == 0 {
+		return nil
+	}
+	cols, ok := columnsOf(schema)
+	switch {
+	case !ok:
+		var err error
+		for _, rec := range recs {
+			err = errors.Join(err, t.insertArrow(TableIdent(table), rec, ""))
+		}
+		return err
+	case n <= maxPreparedRows:
+		return t.insertPrepared(table, schema, recs, cols, n)
+	default:
+		return t.insertAppended(table, schema, recs, cols)
+	}
 }
 
 // insertPrepared inserts n rows as the parameters of one prepared INSERT
