@@ -34,6 +34,12 @@ const (
 	// DefaultMaxBatchRows bounds the rows those changes retract and insert
 	// together (a batch stops growing once it holds this many).
 	DefaultMaxBatchRows = 64 << 10
+	// DefaultApplyShare is the share of one core the feed's store
+	// transactions may take while changes stream (engine.Pacer).
+	DefaultApplyShare = 0.05
+	// DefaultMaxApplyWait caps the wait that ApplyShare puts between two store
+	// transactions, and so what it adds to a change's time to visible.
+	DefaultMaxApplyWait = 20 * time.Millisecond
 )
 
 // feedMinBackoff is the first wait after a failure.
@@ -92,6 +98,14 @@ type Feed struct {
 	// MaxBatchRows bounds the rows of the changes applied in one transaction
 	// (DefaultMaxBatchRows when zero); a single larger change is applied alone.
 	MaxBatchRows int64
+	// ApplyShare bounds the share of one core the store transactions take
+	// while changes stream: after one that took d, the next starts no sooner
+	// than d*(1/ApplyShare-1) after it ended (at most MaxApplyWait) and takes
+	// every change that arrived meanwhile (engine.Pacer). DefaultApplyShare
+	// when zero; 1 or more applies each batch as soon as the last one ended.
+	ApplyShare float64
+	// MaxApplyWait caps that wait (DefaultMaxApplyWait when zero).
+	MaxApplyWait time.Duration
 
 	eng     Engine
 	up      Upstream
@@ -128,6 +142,12 @@ func (f *Feed) setDefaults() {
 	}
 	if f.MaxBatchRows <= 0 {
 		f.MaxBatchRows = DefaultMaxBatchRows
+	}
+	if f.ApplyShare <= 0 {
+		f.ApplyShare = DefaultApplyShare
+	}
+	if f.MaxApplyWait <= 0 {
+		f.MaxApplyWait = DefaultMaxApplyWait
 	}
 }
 
@@ -220,8 +240,9 @@ func (f *Feed) subscribed(ctx context.Context) error {
 }
 
 // follow reads changes in one goroutine and applies them in this one: every
-// change that has arrived while the last transaction ran goes into the next
-// (group commit), so a lone change is applied at once and batches grow with
+// change that has arrived while the last transaction ran, or while the pacer
+// held the next one back (ApplyShare), goes into the next (group commit), so
+// a lone change after a quiet spell is applied at once and batches grow with
 // the rate, up to MaxBatchChanges and MaxBatchRows.
 func (f *Feed) follow(ctx context.Context, st *Stream) error {
 	changes := make(chan Change, f.MaxBatchChanges)
@@ -253,9 +274,12 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 		}
 		wg.Wait()
 	}()
+	pacer := engine.Pacer{Share: f.ApplyShare, MaxWait: f.MaxApplyWait}
 	for c := range changes {
-		batch := f.drain(changes, c)
+		batch := f.gather(ctx, changes, c, pacer.Wait())
+		began := time.Now()
 		err := f.apply(ctx, st.Schema(), batch)
+		pacer.Done(began)
 		for _, c := range batch {
 			c.Diff.Release()
 		}
@@ -267,22 +291,41 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 	return readErr
 }
 
-// drain returns first and the changes queued behind it, within the batch's
-// bounds.
-func (f *Feed) drain(changes <-chan Change, first Change) []Change {
+// gather returns first and the changes that arrive within wait after it (all
+// those already queued when wait is not positive), within the batch's bounds.
+func (f *Feed) gather(ctx context.Context, changes <-chan Change, first Change, wait time.Duration) []Change {
 	batch := append(make([]Change, 0, 8), first)
 	rows := diffRows(first.Diff)
+	var due <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		due = t.C
+	}
 	for len(batch) < f.MaxBatchChanges && rows < f.MaxBatchRows {
-		select {
-		case c, ok := <-changes:
-			if !ok {
+		var c Change
+		var ok bool
+		if due == nil {
+			select {
+			case c, ok = <-changes:
+			default:
 				return batch
 			}
-			batch = append(batch, c)
-			rows += diffRows(c.Diff)
-		default:
+		} else {
+			select {
+			case c, ok = <-changes:
+			case <-due:
+				due = nil
+				continue
+			case <-ctx.Done():
+				return batch
+			}
+		}
+		if !ok {
 			return batch
 		}
+		batch = append(batch, c)
+		rows += diffRows(c.Diff)
 	}
 	return batch
 }

@@ -24,12 +24,12 @@ type applier struct {
 	open    bool              // inside Begin ... Commit
 	batch   *batch
 	applied position.LSN
-	flushed time.Time     // when the last store transaction ended
-	took    time.Duration // how long it took
+	pacer   engine.Pacer
 }
 
 func newApplier(f *Feed, tables []*table, start position.LSN) *applier {
-	a := &applier{f: f, byName: map[string]*table{}, rels: map[uint32]*table{}, applied: start}
+	a := &applier{f: f, byName: map[string]*table{}, rels: map[uint32]*table{}, applied: start,
+		pacer: engine.Pacer{Share: f.ApplyShare, MaxWait: f.MaxApplyWait}}
 	for _, t := range tables {
 		a.byName[t.schema+"."+t.name] = t
 	}
@@ -58,7 +58,7 @@ func (a *applier) run(ctx context.Context, events <-chan event) error {
 		if len(events) > 0 && !full {
 			continue
 		}
-		if wait := a.wait(); wait > 0 && !full {
+		if wait := a.pacer.Wait(); wait > 0 && !full {
 			if due == nil {
 				due = time.After(wait)
 			}
@@ -147,17 +147,6 @@ func (a *applier) relation(m *pglogrepl.RelationMessage) error {
 	return nil
 }
 
-// wait is how long the next store transaction waits to keep the feed within
-// its share of a core (Feed.ApplyShare): in proportion to what the last one
-// took, less the time since it ended, capped by MaxApplyWait.
-func (a *applier) wait() time.Duration {
-	if a.f.ApplyShare >= 1 {
-		return 0
-	}
-	w := time.Duration(float64(a.took) * (1/a.f.ApplyShare - 1))
-	return min(w, a.f.MaxApplyWait) - time.Since(a.flushed)
-}
-
 // flush applies the batch: row changes and the new watermark in one store
 // transaction, or only the watermark when no row changed.
 func (a *applier) flush(ctx context.Context) error {
@@ -169,8 +158,7 @@ func (a *applier) flush(ctx context.Context) error {
 	} else {
 		err = a.f.eng.Advance(ctx, a.f.datasets, b.pos)
 	}
-	a.flushed = time.Now()
-	a.took = a.flushed.Sub(began)
+	a.pacer.Done(began)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ const (
 	// Feed.ApplyShare): a store transaction costs a handful of DuckDB
 	// statements whatever it holds, so changes that arrive meanwhile are
 	// applied together, and the cost per change falls as the rate rises.
-	DefaultApplyShare = 0.1
+	DefaultApplyShare = 0.05
 	// DefaultMaxApplyWait caps the wait that ApplyShare puts between two store
 	// transactions, and so what it adds to a change's time to visible.
 	DefaultMaxApplyWait = 20 * time.Millisecond
