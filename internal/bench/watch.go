@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -21,9 +20,6 @@ const DefaultFreshnessConcurrency = 128
 // still happens at the write rate; reading each one on every hop would add three
 // reads per write, a load of its own on a small machine.
 const DefaultFreshnessSample = 10
-
-// maxMessage bounds the part of a failed answer's body kept as its reason.
-const maxMessage = 200
 
 // Probe is one hop's read: a GET of an API path, or a query posted to a runtime's
 // HTTP API. The answer's Spice-Position says what the hop reflects.
@@ -186,7 +182,7 @@ func askAt(ctx context.Context, client *http.Client, p Probe, token position.LSN
 	req.Header.Set(wire.HeaderMinPosition, token.String())
 	resp, err := client.Do(req)
 	if err != nil {
-		return ErrorStatus, 0, errorKind(err)
+		return ErrorStatus, 0, errorKind(err.Error())
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -195,16 +191,10 @@ func askAt(ctx context.Context, client *http.Client, p Probe, token position.LSN
 		return resp.StatusCode, 0, msg
 	}
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return ErrorStatus, 0, "read body: " + errorKind(err)
+		return ErrorStatus, 0, "read body: " + errorKind(err.Error())
 	}
 	pos, _ := position.Parse(resp.Header.Get(wire.HeaderPosition))
 	return resp.StatusCode, pos, ""
-}
-
-// firstLine reads the first line of r, at most maxMessage bytes of it.
-func firstLine(r io.Reader) string {
-	line, _ := bufio.NewReader(io.LimitReader(r, maxMessage)).ReadString('\n')
-	return strings.TrimSpace(line)
 }
 
 func (w *Watch) record(a Answer) {
@@ -218,16 +208,4 @@ func (w *Watch) Answers() []Answer {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]Answer(nil), w.answers...)
-}
-
-// positionOf is the Spice-Position of a 2xx answer; zero otherwise.
-func positionOf(s Sample, hdr http.Header) position.LSN {
-	if s.Status/100 != 2 || hdr == nil {
-		return 0
-	}
-	pos, err := position.Parse(hdr.Get(wire.HeaderPosition))
-	if err != nil {
-		return 0
-	}
-	return pos
 }

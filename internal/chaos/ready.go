@@ -51,19 +51,3 @@ func ready(ctx context.Context, c *Client, postgresURL, service string) bool {
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
 }
-
-// pollEvery is poll with a chosen interval.
-func pollEvery(ctx context.Context, limit, every time.Duration, what string, cond func() bool) error {
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return errGaveUp(limit, what)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(every):
-		}
-	}
-	return nil
-}
