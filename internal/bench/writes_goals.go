@@ -123,7 +123,7 @@ func rssGoal(o *Overload) Goal {
 	var parts []string
 	for _, m := range o.Runtimes {
 		ok = ok && m.Bounded
-		parts = append(parts, fmt.Sprintf("%s %s -> %s, peak of the second half %s", m.Process, bytesText(m.FirstHalf), bytesText(m.End), bytesText(m.SecondHalf)))
+		parts = append(parts, fmt.Sprintf("%s peak %s in the first half, %s in the second", m.Process, bytesText(m.FirstHalf), bytesText(m.SecondHalf)))
 	}
 	g.Got = fmt.Sprintf("%g orders/s for %s: %s", o.Rate, o.For, strings.Join(parts, "; "))
 	g.Status = status(ok)

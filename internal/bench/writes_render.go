@@ -102,8 +102,8 @@ func cpuRows(r *WritesReport) []string {
 		sum, all := 0.0, true
 		for _, p := range writesProcesses {
 			c := cpuOf(s.CPU.Processes, p)
-			if s.Config == ConfigCommand && isRuntime(p) {
-				cells = append(cells, "off")
+			if off := offText(s, p); off != "" {
+				cells = append(cells, off)
 				continue
 			}
 			cells = append(cells, cpuText(c))
@@ -125,11 +125,19 @@ func memRows(r *WritesReport) []string {
 	for _, s := range sortedSteps(r) {
 		cells := []string{fmt.Sprint(s.Rate), s.Config}
 		for _, p := range writesProcesses {
-			cells = append(cells, memText(memoryOf(s.Memory, p)))
+			cells = append(cells, cmp.Or(offText(s, p), memText(memoryOf(s.Memory, p))))
 		}
 		out = append(out, row(cells...))
 	}
 	return out
+}
+
+// offText is "off" for a runtime of a command side step.
+func offText(s WriteStep, process string) string {
+	if s.Config == ConfigCommand && isRuntime(process) {
+		return "off"
+	}
+	return ""
 }
 
 func hopText(s WriteStep, hop string) string {

@@ -218,7 +218,7 @@ func TestWritesGoals(t *testing.T) {
 		{bench.Miss, "120.00 ms of 55 traced writes (1 steps)"},
 		{bench.Pass, "50,000 changes/s (a backlog of 99,999)"},
 		{"figure", "25,000 changes/s (a backlog of 99,999)"},
-		{bench.Miss, "1000 orders/s for 1m0s: runtime 1 100MiB -> 0B, peak of the second half 105MiB; runtime 2 100MiB -> 0B, peak of the second half 200MiB"},
+		{bench.Miss, "1000 orders/s for 1m0s: runtime 1 peak 100MiB in the first half, 105MiB in the second; runtime 2 peak 100MiB in the first half, 200MiB in the second"},
 		{"figure", "700 us (900 us gross, 80 lone changes)"},
 		{"figure", "not measured"},
 	}

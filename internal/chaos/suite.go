@@ -208,9 +208,7 @@ func (s *Suite) Run(ctx context.Context, o Options) (Report, error) {
 			if load <= 0 {
 				load = DefaultLoadRate
 			}
-			rep.Settings += fmt.Sprintf(" Load rounds: %.0f orders/s, 80%% of the sustained write rate given with --load-rate "+
-				"(default %d: 80%% of the 210 orders/s of bench/results/writes-1000); overload rounds %d times that.",
-				load, DefaultLoadRate, OverloadFactor)
+			rep.Settings += fmt.Sprintf(" Load rounds: %.0f orders/s (--load-rate); overload rounds %d times that.", load, OverloadFactor)
 			break
 		}
 	}
