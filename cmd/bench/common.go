@@ -135,7 +135,13 @@ func envOr(name, def string) string {
 // floatList is a comma-separated list of positive numbers.
 type floatList []float64
 
-func (l *floatList) String() string { return fmt.Sprint([]float64(*l)) }
+func (l *floatList) String() string {
+	var parts []string
+	for _, f := range *l {
+		parts = append(parts, strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	return strings.Join(parts, ",")
+}
 
 func (l *floatList) Set(s string) error {
 	*l = nil
@@ -152,7 +158,13 @@ func (l *floatList) Set(s string) error {
 // countList is a comma-separated list of counts, with optional k and M suffixes.
 type countList []int64
 
-func (l *countList) String() string { return fmt.Sprint([]int64(*l)) }
+func (l *countList) String() string {
+	var parts []string
+	for _, n := range *l {
+		parts = append(parts, strconv.FormatInt(n, 10))
+	}
+	return strings.Join(parts, ",")
+}
 
 func (l *countList) Set(s string) error {
 	*l = nil

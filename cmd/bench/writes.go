@@ -26,7 +26,7 @@ func writesFlags(o *writesOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("bench writes", flag.ContinueOnError)
 	o.apiFlags(fs)
 	o.rates = bench.DefaultWriteRates
-	fs.Var(&o.rates, "rates", "comma-separated rates in orders/s; 100 is the quiet rate, 1000 the goals' (default 100,250,500,1000,2000)")
+	fs.Var(&o.rates, "rates", "comma-separated rates in orders/s; 100 is the quiet rate, 1000 the goals'")
 	fs.DurationVar(&c.Step, "step", bench.DefaultWriteStep, "length of each step (one configuration at one rate)")
 	fs.IntVar(&c.Rounds, "rounds", bench.DefaultWriteRounds, "rounds of every rate, each configuration once per rate and round")
 	fs.IntVar(&c.Refine, "refine", bench.DefaultRefine, "ramp: steps per configuration after the rounds, to narrow its sustained rate (0: none)")
