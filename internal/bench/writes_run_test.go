@@ -161,3 +161,24 @@ func TestWriter_Failures(t *testing.T) {
 		t.Fatalf("%d writes kept, want 5", got)
 	}
 }
+
+// F's lone orders between two quiet windows, then the overload at twice the
+// rate the whole chain sustained.
+func TestWritesRunner_LoneAndOverload(t *testing.T) {
+	_, srv := newFakeAPI(t)
+	cfg := writesConfig(srv.URL, &switches{})
+	cfg.Rates, cfg.LoneRate, cfg.LoneWindow, cfg.OverloadFor = []float64{40}, 40, 200*ms, 300*ms
+	rep, err := bench.NewWritesRunner(cfg).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := rep.Lone; l == nil || l.Orders != 8 || procCPU(l.CPU, bench.ProcBench) == nil || !procCPU(l.CPU, bench.ProcBench).HasNet {
+		t.Fatalf("lone %+v, want 8 orders and the load generator's F", l)
+	}
+	if o := rep.Overload; o == nil || o.Base != 40 || o.Rate != 80 || o.Writes.OK != 24 || len(o.CatchUp) != 2 {
+		t.Fatalf("overload %+v, want 24 writes at 80/s, twice the 40/s sustained, and the catch-up", o)
+	}
+	if len(rep.Goals) == 0 {
+		t.Fatal("no goals")
+	}
+}
