@@ -1,8 +1,8 @@
 package bench
 
 import (
+	"cmp"
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -150,7 +150,7 @@ func (w *Watch) read(p Probe, slots chan struct{}, wr Write) {
 			return
 		}
 	}
-	a.Status, a.Position, a.Err = askAt(w.ctx, w.client.HTTP, p, wr.Token)
+	a.Status, a.Position, a.Err = askAt(w.ctx, w.client, p, wr.Token)
 	a.At = time.Since(w.epoch)
 	<-slots
 	if a.Status == ErrorStatus && w.ctx.Err() != nil {
@@ -159,42 +159,16 @@ func (w *Watch) read(p Probe, slots chan struct{}, wr Write) {
 	w.record(a)
 }
 
-// askAt sends p with Spice-Min-Position: token and reads the whole answer. It
-// returns the status (ErrorStatus when no answer came), the answer's position,
-// and why it failed: the transport error's kind, or the first line of a non-2xx
-// body.
-func askAt(ctx context.Context, client *http.Client, p Probe, token position.LSN) (int, position.LSN, string) {
-	method := p.Method
-	if method == "" {
-		method = http.MethodGet
+// askAt sends p with Spice-Min-Position: token and reads the whole answer:
+// its status (ErrorStatus when none came), its position, and why it failed.
+func askAt(ctx context.Context, client *Client, p Probe, token position.LSN) (int, position.LSN, string) {
+	hdr := p.Header.Clone()
+	if hdr == nil {
+		hdr = http.Header{}
 	}
-	var body io.Reader
-	if p.Body != "" {
-		body = strings.NewReader(p.Body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, p.URL, body)
-	if err != nil {
-		return ErrorStatus, 0, "bad request: " + err.Error()
-	}
-	for k, v := range p.Header {
-		req.Header[k] = v
-	}
-	req.Header.Set(wire.HeaderMinPosition, token.String())
-	resp, err := client.Do(req)
-	if err != nil {
-		return ErrorStatus, 0, errorKind(err.Error())
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		msg := firstLine(resp.Body)
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // so the connection is reused
-		return resp.StatusCode, 0, msg
-	}
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return ErrorStatus, 0, "read body: " + errorKind(err.Error())
-	}
-	pos, _ := position.Parse(resp.Header.Get(wire.HeaderPosition))
-	return resp.StatusCode, pos, ""
+	hdr.Set(wire.HeaderMinPosition, token.String())
+	status, h, msg := client.Do(ctx, cmp.Or(p.Method, http.MethodGet), p.URL, hdr, strings.NewReader(p.Body))
+	return status, positionOf(status, h), msg
 }
 
 func (w *Watch) record(a Answer) {

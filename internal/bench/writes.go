@@ -373,7 +373,7 @@ func (r *WritesRunner) catchUp(ctx context.Context, probes []Probe, last Write, 
 	for _, p := range probes {
 		c := CatchUp{Hop: p.Hop}
 		for {
-			status, pos, why := askAt(ctx, r.probes.HTTP, p, last.Token)
+			status, pos, why := askAt(ctx, r.probes, p, last.Token)
 			if status/100 == 2 && pos >= last.Token {
 				c.Time, c.OK = time.Since(start), true
 				break

@@ -119,36 +119,17 @@ func (c *Client) SQL(ctx context.Context, base, key, query string) ([]map[string
 
 // Watermarks reads a runtime's datasets and views with their watermarks.
 func (c *Client) Watermarks(ctx context.Context, runtime, base, key string) ([]WatermarkSample, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/datasets?status=true", nil)
+	ds, err := c.statuses(ctx, base, key)
 	if err != nil {
 		return nil, err
-	}
-	setKey(req, key)
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("read %s datasets: %s", runtime, resp.Status)
-	}
-	var ds []struct {
-		Name   string `json:"name"`
-		Status *struct {
-			Watermark string `json:"watermark"`
-		} `json:"status"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&ds); err != nil {
-		return nil, fmt.Errorf("decode %s datasets: %w", runtime, err)
 	}
 	now := time.Now()
 	var out []WatermarkSample
 	for _, d := range ds {
-		if d.Status == nil {
-			continue
+		if d.Status != nil {
+			wm, _ := position.Parse(d.Status.Watermark)
+			out = append(out, WatermarkSample{Runtime: runtime, Dataset: d.Name, At: now, Watermark: wm})
 		}
-		wm, _ := position.Parse(d.Status.Watermark)
-		out = append(out, WatermarkSample{Runtime: runtime, Dataset: d.Name, At: now, Watermark: wm})
 	}
 	return out, nil
 }

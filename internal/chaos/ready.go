@@ -12,12 +12,8 @@ import (
 // rankings after a fault: the granularity of the Start and Recover columns.
 const readyPoll = 100 * time.Millisecond
 
-// Ready reports whether a service answers as ready: a runtime's /v1/ready,
+// ready reports whether a service answers as ready: a runtime's /v1/ready,
 // the api's /readyz, Postgres accepting a query.
-func (s *Suite) Ready(ctx context.Context, service string) bool {
-	return ready(ctx, s.Client, s.Collector.PostgresURL, service)
-}
-
 func ready(ctx context.Context, c *Client, postgresURL, service string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
