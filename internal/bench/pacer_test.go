@@ -40,7 +40,7 @@ func TestRSSOf(t *testing.T) {
 		at := time.Duration(s) * time.Second
 		samples = append(samples,
 			bench.RSSSample{At: at, Process: bench.ProcAccelerated, Bytes: 100<<20 + int64(s%2)<<20}, // flat
-			bench.RSSSample{At: at, Process: bench.ProcMaterialized, Bytes: int64(100+20*s) << 20})  // grows
+			bench.RSSSample{At: at, Process: bench.ProcMaterialized, Bytes: int64(100+20*s) << 20})   // grows
 	}
 	got := bench.RSSOf(samples, 10*time.Second)
 	if len(got) != 2 || !got[0].Bounded || got[1].Bounded {
