@@ -1,6 +1,8 @@
 package main
 
 import (
+	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,5 +49,36 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := parse([]string{"--faults", "kill-everything"}, io.Discard); err == nil || !strings.Contains(err.Error(), "choose from") {
 		t.Fatalf("unknown fault: %v", err)
+	}
+}
+
+// TestConfigurationDocsEveryFlag fails when docs/configuration.md's chaos
+// table lacks a flag, names one chaos does not have, or gives another default
+// or text than --help does.
+func TestConfigurationDocsEveryFlag(t *testing.T) {
+	page, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := string(page)[strings.Index(string(page), "\n## chaos\n"):]
+	table = table[strings.Index(table, "| Flag |"):]
+	table = strings.TrimSpace(table[:strings.Index(table, "\n\n")])
+	rows := map[string]string{}
+	for _, line := range strings.Split(table, "\n")[2:] {
+		name, _, _ := strings.Cut(strings.TrimPrefix(line, "| `--"), "`")
+		rows[name] = line
+	}
+	flags(&config{}).VisitAll(func(f *flag.Flag) {
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			def = "`" + f.DefValue + "`"
+		}
+		if got, want := rows[f.Name], fmt.Sprintf("| `--%s` | %s | %s |", f.Name, def, f.Usage); got != want {
+			t.Errorf("docs row\n%s\nwant\n%s", got, want)
+		}
+		delete(rows, f.Name)
+	})
+	for name := range rows {
+		t.Errorf("docs name --%s, which chaos does not have", name)
 	}
 }
