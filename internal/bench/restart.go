@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -138,18 +139,10 @@ type RestartRunner struct {
 
 // NewRestartRunner returns a runner for cfg with its defaults filled in.
 func NewRestartRunner(cfg RestartConfig) *RestartRunner {
-	if cfg.Rounds <= 0 {
-		cfg.Rounds = DefaultRestartRounds
-	}
-	if cfg.ReadyTimeout <= 0 {
-		cfg.ReadyTimeout = DefaultReadyTimeout
-	}
-	if cfg.CatchUpTimeout <= 0 {
-		cfg.CatchUpTimeout = DefaultRestartCatchUpTimeout
-	}
-	if cfg.Poll <= 0 {
-		cfg.Poll = DefaultRestartPoll
-	}
+	cfg.Rounds = cmp.Or(max(cfg.Rounds, 0), DefaultRestartRounds)
+	cfg.ReadyTimeout = cmp.Or(max(cfg.ReadyTimeout, 0), DefaultReadyTimeout)
+	cfg.CatchUpTimeout = cmp.Or(max(cfg.CatchUpTimeout, 0), DefaultRestartCatchUpTimeout)
+	cfg.Poll = cmp.Or(max(cfg.Poll, 0), DefaultRestartPoll)
 	return &RestartRunner{cfg: cfg, client: &http.Client{Timeout: 2 * time.Second}}
 }
 
@@ -347,53 +340,24 @@ func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind 
 
 // waitReady polls /v1/ready until it answers 200, calling sample between polls.
 func (r *RestartRunner) waitReady(ctx context.Context, urls RuntimeURLs, since time.Time, sample func()) (time.Time, error) {
-	deadline := since.Add(r.cfg.ReadyTimeout)
-	for {
-		if r.ready(ctx, urls.HTTP) {
-			return time.Now(), nil
-		}
-		if sample != nil {
+	c := &Client{BaseURL: urls.HTTP, HTTP: r.client}
+	err := Poll(ctx, time.Until(since.Add(r.cfg.ReadyTimeout)), r.cfg.Poll, urls.HTTP+"/v1/ready to answer 200", func() bool {
+		status, _, _ := c.Do(ctx, http.MethodGet, "/v1/ready", nil, nil)
+		if status != http.StatusOK && sample != nil {
 			sample()
 		}
-		if time.Now().After(deadline) {
-			return time.Time{}, fmt.Errorf("%s/v1/ready not 200 after %s", urls.HTTP, r.cfg.ReadyTimeout)
-		}
-		select {
-		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
-		case <-time.After(r.cfg.Poll):
-		}
-	}
-}
-
-func (r *RestartRunner) ready(ctx context.Context, base string) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/ready", nil)
-	if err != nil {
-		return false
-	}
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return false
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+		return status == http.StatusOK
+	})
+	return time.Now(), err
 }
 
 // waitWatermark polls the runtime's watermark of dataset until it reaches lsn.
 func (r *RestartRunner) waitWatermark(ctx context.Context, metrics, dataset string, lsn int64) (time.Time, bool) {
-	deadline := time.Now().Add(r.cfg.CatchUpTimeout)
-	for time.Now().Before(deadline) {
-		if v, err := scrapeValue(ctx, r.client, metrics, MetricWatermark, "dataset", dataset); err == nil && int64(v) >= lsn {
-			return time.Now(), true
-		}
-		select {
-		case <-ctx.Done():
-			return time.Time{}, false
-		case <-time.After(r.cfg.Poll):
-		}
-	}
-	return time.Time{}, false
+	err := Poll(ctx, r.cfg.CatchUpTimeout, r.cfg.Poll, dataset+"'s watermark", func() bool {
+		v, err := scrapeValue(ctx, r.client, metrics, MetricWatermark, "dataset", dataset)
+		return err == nil && int64(v) >= lsn
+	})
+	return time.Now(), err == nil
 }
 
 // timeCopy times Postgres's COPY of orders to /dev/null (server side: no client,
