@@ -397,13 +397,16 @@ bench-failover: ## three materialized replicas: kill, add, scale down under load
 	MATERIALIZED_HTTP_PORT= MATERIALIZED_FLIGHT_PORT= MATERIALIZED_METRICS_PORT= COMPOSE='$(COMPOSE)' \
 		$(GO) run ./cmd/bench failover --url http://127.0.0.1:$${API_PORT:-9999} $(FAILOVER_ARGS)
 
-# The heavy-query scenario (about a minute): the ranking reads (cache bypassed)
-# with the accelerated runtime idle, then while six heavy ad-hoc queries run on it
-# without pause; p50/p99 and non-2xx side by side. Needs one accelerated replica.
+# The heavy-query scenario (about two minutes): orders seeded to 100k, then the
+# ranking reads (cache bypassed) with the accelerated runtime idle, then while six
+# cross joins over its tables run on it without pause, each a unique query text;
+# p50/p99 and non-2xx side by side, to bench/results/heavy-latest.md and the
+# generated block of docs/benchmarks.md. Needs one accelerated replica.
 HEAVY_ARGS ?=
-bench-heavy: ## ranking reads while heavy ad-hoc queries run on the accelerated runtime
+bench-heavy: ## ranking reads idle and under six unique heavy cross joins on the accelerated runtime
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
-	set -a && . ./$(SECRETS_FILE) && set +a && $(GO) run $(BENCH_RUN) ./cmd/bench heavy --url http://127.0.0.1:$${API_PORT:-9999} \
+	$(BENCH_SHELL_FUNCS) $(GO) run $(BENCH_RUN) ./cmd/bench heavy --url http://127.0.0.1:$${API_PORT:-9999} \
+		--postgres-url "postgres://postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?$(PG_SSL)" \
 		--runtime-url $(RUNTIME_SCHEME)://127.0.0.1:$(ACCELERATED_HTTP_PORT) $(HEAVY_ARGS)
 
 # make bench-scale: the scale run, per size of SIZES (orders seeded
@@ -419,15 +422,20 @@ bench-scale: ## freshness, CPU per change and per read at each size of SIZES
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	$(BENCH_SHELL_FUNCS) $(GO) run $(BENCH_RUN) ./cmd/bench $(BENCH_ENDPOINTS) $(SCALE_ARGS) --scale $(SIZES)
 
-# make bench-writes: the write benchmark (about 10 minutes). Open-loop
-# POST /orders at each rate, 30 s per step, first with the runtimes paused (the
-# command side alone: api + Postgres), then the whole chain, interleaved per rate;
-# then up to 3 more steps per configuration narrow its sustained rate. Reports
-# POST p50/p99, write-to-visible per runtime from their watermarks, CPU and RSS per
-# process (the load generator's too), catch-up, and the goals, to
-# bench/results/writes-latest.md. A smoke run:
-#   make bench-writes WRITES_ARGS='--rates 100,500 --step 10s --refine 0'
-WRITES_ARGS ?= --rates 100,250,500,1000,2000 --step 30s
+# make bench-writes: the write benchmark (about 20 minutes). First F, the CPU
+# of a lone change (4 orders/s for 20 s between two quiet windows); then open-loop
+# POST /orders at each rate, 30 s per step, in 2 rounds: per rate the command side
+# alone (the runtimes paused: api + Postgres) and the whole chain, in the other
+# order every other round; then up to 3 more steps per configuration narrow its
+# sustained rate; then the single-feed ceiling (a backlog of 100,000 one-row
+# transactions written while the runtimes are paused, then their catch-up); then
+# the whole chain at twice its sustained rate for 60 s, its RSS sampled. Reports
+# the goals (pooled over the rounds), POST p50/p99, write-to-visible per runtime
+# from their watermarks, CPU and memory per process, catch-up, to
+# bench/results/writes-latest.md and the generated block of docs/benchmarks.md.
+# A smoke run:
+#   make bench-writes WRITES_ARGS='--rates 100,500 --step 10s --rounds 1 --refine 0 --lone-window 5s --backlog 20000 --overload 10s'
+WRITES_ARGS ?= --rates 100,250,500,1000,2000 --step 30s --rounds 2
 bench-writes: ## the write benchmark: the rate the command side alone and the whole chain sustain
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	$(BENCH_SHELL_FUNCS) $(GO) run $(BENCH_RUN) ./cmd/bench writes $(BENCH_ENDPOINTS) $(WRITES_ARGS)
@@ -459,11 +467,11 @@ bench-quick: ## a benchmark smoke run of about a minute, on the data as it is
 
 # make chaos runs every fault (cmd/chaos) against its own compose project,
 # cqrs-chaos, on host ports 19990-19997 (CHAOS_ARGS=--port-base N moves them),
-# started when its api does not answer; the table goes to chaos/results/latest.md.
-# The stack stays up afterwards: CHAOS_ARGS=--down removes it. The load rounds
-# write at --load-rate (default 170 orders/s, 80% of the 210/s the stack took in
-# bench/results/writes-1000; pass 80% of the write benchmark's sustained rate),
-# the overload rounds at twice that.
+# removed first with its volumes (--fresh); the table goes to
+# chaos/results/latest.md and the generated block of docs/chaos.md. The stack
+# stays up afterwards: CHAOS_ARGS=--down removes it. The load rounds write at
+# --load-rate (pass 80% of the whole chain's sustained rate that make
+# bench-writes finds), the overload rounds at twice that.
 CHAOS_ARGS ?=
 chaos: secrets build images ## every fault against a fresh second stack (project cqrs-chaos), checked round by round
 	$(call plain_only,chaos)

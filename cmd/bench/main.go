@@ -1,203 +1,100 @@
-// Command bench measures the recipe's api the way the recipe's oha table does, and
-// more fairly: all scenarios in one run, interleaved, after a warm-up, under a
-// steady write load, with write-to-visible lag per hop and at several data sizes.
-// It writes bench/results/<time>.md (and .svg, .json), latest.md and latest.svg.
-// See `bench --help`.
+// Command bench measures the recipe's api the way the recipe's oha table does,
+// and more fairly: every scenario in one run, interleaved, after a warm-up,
+// under a steady write load, with write-to-visible lag per hop and at several
+// data sizes. Its subcommands measure the write path (writes), reads under
+// heavy ad-hoc queries (heavy), replicas failing (failover) and restarts at
+// scale (restart). See `bench --help`.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/cqrs-spice/cqrs/internal/bench"
+	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run parses args and runs the command they name: exit status 0 when it
+// measured (goals missed or not), 1 when the stack is unreachable or the tool
+// failed, 2 on bad flags.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "failover" {
-		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		return failover(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "writes" {
-		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		return writes(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "restart" {
-		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		return restart(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "heavy" {
-		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		return heavy(ctx, args[1:], stdout, stderr)
-	}
-	opts, err := parseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
+	root := rootCommand(args, stdout, stderr)
+	if err := root.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 2
 	}
-	opts.Config.Command = commandLine(args)
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	m := &Main{Options: opts, Stdout: stdout}
-	defer m.Close()
-	if err := m.Run(ctx); err != nil {
+	if err := root.Run(ctx); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
+		if errors.Is(err, errUsage) {
+			return 2
+		}
 		return 1
 	}
 	return 0
 }
 
-// Main is the bench command: it wires Postgres (pgx or docker exec psql) into the
-// runner, runs it and writes the results.
-type Main struct {
-	Options Options
-	Stdout  io.Writer
-	// Report is the last run's, once Run returned.
-	Report *bench.Report
+// errUsage marks flags that parse but do not make sense together.
+var errUsage = errors.New("bad flags")
 
-	pg *bench.Postgres
-}
+// rootCommand is bench and its subcommands; args are recorded in the reports.
+func rootCommand(args []string, stdout, stderr io.Writer) *ffcli.Command {
+	line := commandLine(args)
+	scale := &scaleOptions{}
+	wr, hv, fo, rs := &writesOptions{}, &heavyOptions{}, &failoverOptions{}, &restartOptions{}
+	sub := []*ffcli.Command{
+		{Name: "writes", ShortUsage: "bench writes [flags]", ShortHelp: "the write path: the rate the command side and the whole chain sustain, F, the ceiling, overload (make bench-writes)",
+			FlagSet: writesFlags(wr), Exec: func(ctx context.Context, _ []string) error { return runWrites(ctx, wr, line, stdout) }},
+		{Name: "heavy", ShortUsage: "bench heavy [flags]", ShortHelp: "ranking reads idle and under six unique heavy cross joins on runtime 1 (make bench-heavy)",
+			FlagSet: heavyFlags(hv), Exec: func(ctx context.Context, _ []string) error { return runHeavy(ctx, hv, stdout) }},
+		{Name: "failover", ShortUsage: "bench failover [flags]", ShortHelp: "reads while materialized replicas are killed, added and scaled down (make bench-failover)",
+			FlagSet: failoverFlags(fo), Exec: func(ctx context.Context, _ []string) error { return runFailover(ctx, fo, stdout) }},
+		{Name: "restart", ShortUsage: "bench restart [flags]", ShortHelp: "restarts at scale: time to ready and caught up, peak RSS, per mode (make bench-restart)",
+			FlagSet: restartFlags(rs), Exec: func(ctx context.Context, _ []string) error { return runRestart(ctx, rs, line, stdout) }},
+	}
+	for _, c := range sub {
+		c.FlagSet.SetOutput(stderr)
+	}
+	fs := scaleFlags(scale)
+	fs.SetOutput(stderr)
+	return &ffcli.Command{
+		Name:       "bench",
+		ShortUsage: "bench [flags] | bench <subcommand> [flags]",
+		LongHelp: `Without a subcommand, bench measures the recipe's api: every scenario in one run,
+interleaved, under writes, with freshness per hop, optionally at several data
+sizes (make bench, make bench-scale, make bench-quick):
 
-// Run measures and writes the results. It fails when the api is unreachable,
-// seeding fails or the results cannot be written; never because a goal was missed.
-func (m *Main) Run(ctx context.Context) error {
-	cfg := m.Options.Config
-	if _, err := exec.LookPath(cfg.Docker); cfg.Docker != "" && err != nil {
-		cfg.Docker = "" // no docker CLI: memory from metrics only, docker version n/a
-	}
-	db, err := m.openDB(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	cfg.DB = db
-	r := bench.NewRunner(cfg)
-	r.Out = m.Stdout
-	rep, err := r.Run(ctx)
-	if err != nil {
-		return err
-	}
-	if db == nil {
-		rep.Notes = append(rep.Notes, "orders not counted: Postgres was not reachable at --postgres-url; pass it or --postgres-container")
-	}
-	m.Report = rep
-	return m.write(rep)
-}
+  go run ./cmd/bench --quick                          # about a minute, current data
+  go run ./cmd/bench -z 10s --scale 10k,100k,1M       # the full run
 
-// openDB returns the database to seed and count through: docker exec psql when a
-// container is named, else pgx at the URL. Without --scale, a Postgres that cannot
-// be reached only costs the order count.
-func (m *Main) openDB(ctx context.Context, cfg bench.Config) (bench.DB, error) {
-	if c := m.Options.PostgresContainer; c != "" {
-		db := &bench.DockerPSQL{Docker: cfg.Docker, Container: c}
-		if _, err := db.Int(ctx, "SELECT 1"); err != nil {
-			if len(cfg.Scale) > 0 {
-				return nil, fmt.Errorf("seed through container %s: %w", c, err)
+Exit status: 0 when it measured (goals missed or not), 1 when the stack is
+unreachable or the tool failed, 2 on bad flags.`,
+		FlagSet:     fs,
+		Subcommands: sub,
+		Exec: func(ctx context.Context, rest []string) error {
+			if len(rest) > 0 {
+				return fmt.Errorf("%w: unknown subcommand %q; see bench --help", errUsage, rest[0])
 			}
-			return nil, nil
-		}
-		return db, nil
-	}
-	if m.Options.PostgresURL == "" {
-		return nil, nil
-	}
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	pg, err := bench.OpenPostgres(cctx, m.Options.PostgresURL)
-	if err != nil {
-		if len(cfg.Scale) > 0 {
-			return nil, err
-		}
-		return nil, nil
-	}
-	m.pg = pg
-	return pg, nil
-}
-
-// Close closes the Postgres connection, if any.
-func (m *Main) Close() {
-	if m.pg != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = m.pg.Close(ctx)
-		m.pg = nil
+			return runScale(ctx, fs, scale, line, stdout)
+		},
 	}
 }
 
-// write stores the results and prints the goals, the oha commands and the paths.
-func (m *Main) write(rep *bench.Report) error {
-	dir := m.Options.OutDir
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	md, svg := bench.Markdown(rep), bench.SVG(rep)
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode results: %w", err)
-	}
-	stamp := rep.Started.UTC().Format("20060102T150405Z")
-	files := []struct {
-		name string
-		data []byte
-	}{
-		{stamp + ".md", []byte(md)}, {stamp + ".svg", []byte(svg)}, {stamp + ".json", append(js, '\n')},
-		{"latest.md", []byte(md)}, {"latest.svg", []byte(svg)},
-	}
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
-			return fmt.Errorf("write results: %w", err)
-		}
-	}
-	out := m.Stdout
-	for _, s := range rep.Sizes {
-		fmt.Fprintf(out, "goals at %s:\n", sizeTitle(s.Orders))
-		for _, g := range bench.Goals(s, rep.Settings.Concurrency) {
-			fmt.Fprintf(out, "  %-4s  %-58s %s\n", g.Status, g.Goal, g.Got)
-		}
-		for _, g := range bench.Goals14(s) {
-			fmt.Fprintf(out, "  %-4s  %-58s %s\n", g.Status, g.Goal, g.Got)
-		}
-	}
-	for _, n := range rep.Notes {
-		fmt.Fprintf(out, "note: %s\n", n)
-	}
-	fmt.Fprintf(out, "\nthe same with oha, one scenario at a time:\n")
-	for _, c := range bench.OhaCommands(rep.Settings) {
-		fmt.Fprintf(out, "  %s\n", c)
-	}
-	fmt.Fprintf(out, "\nresults: %s, %s, %s\n", filepath.Join(dir, stamp+".md"), filepath.Join(dir, "latest.md"), filepath.Join(dir, "latest.svg"))
-	updateDocs(m.Options.Docs, rep, out)
-	return nil
-}
-
-func sizeTitle(orders int64) string {
-	if orders < 0 {
-		return "current data"
-	}
-	return fmt.Sprintf("%d orders", orders)
-}
-
-// commandLine is the command that reproduces the run, for the report.
+// commandLine is the command that reproduces a run, for the report.
 func commandLine(args []string) string {
 	parts := []string{"go run ./cmd/bench"}
 	for _, a := range args {

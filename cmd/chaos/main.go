@@ -1,6 +1,6 @@
-// Command chaos injects real faults into the compose stack, one per round, under
-// a steady workload, and checks after each that nothing was lost, doubled or
-// read stale. It writes a Markdown table to --out/latest.md.
+// Command chaos injects real faults into the compose stack, one per round,
+// under a steady workload, and checks after each that nothing was lost,
+// doubled or read stale. It writes a Markdown table to --out/latest.md.
 //
 //	go run ./cmd/chaos                      # every fault, the stack on ports 19990-19997
 //	go run ./cmd/chaos --quick              # three faults, short partition
@@ -23,25 +23,23 @@ import (
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/chaos"
+	"github.com/cqrs-spice/cqrs/internal/docgen"
 )
 
 // QuickFaults are the faults of --quick, the CI setting.
 var QuickFaults = []string{chaos.FaultKillAccelerated, chaos.FaultRestartPostgres, chaos.FaultPartitionMaterial}
 
+// DefaultDocs is the page whose generated:chaos block a run of every fault rewrites.
+const DefaultDocs = "docs/chaos.md"
+
 type config struct {
-	project   string
-	dir       string
-	portBase  int
-	faults    string
-	quick     bool
-	partition time.Duration
-	seed      int64
-	loadRate  float64
-	opts      chaos.Options
-	out       string
-	docs      string
-	down      bool
-	fresh     bool
+	project, dir, faults, out, docs string
+	portBase                        int
+	quick, down, fresh              bool
+	partition                       time.Duration
+	seed                            int64
+	loadRate                        float64
+	opts                            chaos.Options
 }
 
 func main() {
@@ -55,10 +53,9 @@ func main() {
 	}
 }
 
-func parse(args []string, stderr io.Writer) (config, error) {
-	var c config
+// flags is chaos's flag set.
+func flags(c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&c.project, "project", "cqrs-chaos", "compose project name (never the main stack's)")
 	fs.StringVar(&c.dir, "dir", ".", "directory of docker-compose.yml")
 	fs.IntVar(&c.portBase, "port-base", 19990, "host ports base, base+1, ... for "+strings.Join(chaos.PortVars, ", "))
@@ -67,46 +64,45 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.partition, "partition", chaos.DefaultPartition, "how long a partition lasts")
 	fs.Int64Var(&c.seed, "seed", chaos.DefaultSeed, "orders in Postgres before the kills during a snapshot")
 	fs.Float64Var(&c.opts.WriteRate, "write-rate", chaos.DefaultWriteRate, "orders per second during every round but the load rounds")
-	fs.Float64Var(&c.loadRate, "load-rate", chaos.DefaultLoadRate, "orders per second of the load rounds, 80% of the sustained rate "+
-		"the write benchmark finds; the overload rounds write twice that")
+	fs.Float64Var(&c.loadRate, "load-rate", chaos.DefaultLoadRate, "orders per second of the load rounds: pass 80% of the whole chain's sustained rate that make bench-writes finds; the overload rounds write twice that")
 	fs.IntVar(&c.opts.ReadersPerPath, "readers", chaos.DefaultReadersPerPath, "readers per ranking endpoint")
 	fs.DurationVar(&c.opts.Warmup, "warmup", chaos.DefaultWarmup, "workload before each fault")
 	fs.DurationVar(&c.opts.Settle, "settle", chaos.DefaultSettle, "workload after each recovery")
 	fs.DurationVar(&c.opts.RecoverTimeout, "recover-timeout", chaos.DefaultRecoverTimeout, "longest wait for recovery and convergence")
 	fs.StringVar(&c.out, "out", "chaos/results", "directory for latest.md")
 	fs.BoolVar(&c.down, "down", false, "remove the stack and its volumes at the end")
-	fs.BoolVar(&c.fresh, "fresh", false, "remove the stack and its volumes first, so the run does not depend on what an earlier one left "+
-		"(a full run seeds 1M orders, which /ranking then aggregates on every read)")
+	fs.BoolVar(&c.fresh, "fresh", false, "remove the stack and its volumes first, so the run does not depend on what an earlier one left (a full run seeds 1M orders, which /ranking then aggregates on every read)")
 	fs.StringVar(&c.docs, "docs", DefaultDocs, "docs page whose generated:chaos block gets the table of a run of every fault (empty: none)")
+	return fs
+}
+
+func parse(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flags(&c)
+	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	if c.quick {
-		if c.faults == "" {
-			c.faults = strings.Join(QuickFaults, ",")
-		}
-		if !isSet(fs, "partition") {
-			c.partition = 10 * time.Second
-		}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.quick && c.faults == "" {
+		c.faults = strings.Join(QuickFaults, ",")
+	}
+	if c.quick && !set["partition"] {
+		c.partition = 10 * time.Second
 	}
 	catalog := chaos.Catalog(chaos.Settings{Partition: c.partition, Seed: c.seed, WriteRate: c.opts.WriteRate, LoadRate: c.loadRate})
-	names := strings.Split(c.faults, ",")
-	if c.faults == "" {
-		names = nil
-		for _, f := range catalog {
-			names = append(names, f.Name)
-		}
+	var names []string
+	for _, f := range catalog {
+		names = append(names, f.Name)
+	}
+	if c.faults != "" {
+		names = strings.Split(c.faults, ",")
 	}
 	c.opts.LoadRate = c.loadRate
 	var err error
 	c.opts.Faults, err = chaos.Select(catalog, names)
 	return c, err
-}
-
-func isSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -123,6 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	s := chaos.NewSuite(c.project, dir, chaos.PortsFrom(c.portBase), logger)
+	defer s.Stack.Close()
 	if c.down {
 		defer func() {
 			if err := s.Down(context.Background()); err != nil {
@@ -142,10 +139,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rep, err := s.Run(ctx, c.opts)
 	md := chaos.Markdown(rep)
 	fmt.Fprint(stdout, md)
-	if werr := write(c.out, md); werr != nil {
-		return werr
+	if werr := os.MkdirAll(c.out, 0o755); werr != nil {
+		return fmt.Errorf("write the report: %w", werr)
 	}
-	updateDocs(c.docs, c.faults == "" && !c.quick && err == nil, rep, md, stdout)
+	if werr := os.WriteFile(filepath.Join(c.out, "latest.md"), []byte(md), 0o644); werr != nil {
+		return fmt.Errorf("write the report: %w", werr)
+	}
+	if c.faults == "" && !c.quick && err == nil {
+		updateDocs(c.docs, rep, md, stdout)
+	}
 	if err != nil {
 		return err
 	}
@@ -157,9 +159,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func write(dir, md string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write the report: %w", err)
+// updateDocs writes the table of a run of every fault into the generated:chaos
+// block of page, stamped with the date and commit; an empty page name or a
+// missing page is left alone.
+func updateDocs(page string, rep chaos.Report, md string, out io.Writer) {
+	if page == "" {
+		return
 	}
-	return os.WriteFile(filepath.Join(dir, "latest.md"), []byte(md), 0o644)
+	body := strings.Replace(md, "# Chaos run ", "Run of ", 1)
+	stamp := docgen.Stamp{Time: rep.Started, Commit: docgen.Commit(context.Background(), filepath.Dir(page))}
+	switch err := docgen.UpdateFile(page, "chaos", body, stamp); {
+	case err == nil:
+		fmt.Fprintf(out, "docs: %s updated\n", page)
+	case !errors.Is(err, os.ErrNotExist):
+		fmt.Fprintf(out, "note: %v\n", err)
+	}
 }

@@ -4,175 +4,131 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
-// Processes whose CPU the benchmark reads, in the order the report shows them.
+// Processes whose CPU and memory the benchmark reads, in report order.
 const (
 	ProcAPI          = "api"
 	ProcAccelerated  = "runtime 1"
 	ProcMaterialized = "runtime 2"
 	ProcPostgres     = "postgres"
-	// ProcBench is the benchmark itself, the load generator: on a small machine
-	// its CPU is part of what the cores were doing.
+	// ProcBench is the load generator itself: on a small machine its CPU is
+	// part of what the cores were doing.
 	ProcBench = "bench (load generator)"
 )
 
-// CPUSource says where to read one process's CPU time: its Prometheus endpoint
-// (process_cpu_seconds_total), else its container's cgroup (for Postgres, which
-// has no metrics endpoint: every backend of the container counts).
-type CPUSource struct {
-	Process    string // ProcAPI ...
-	MetricsURL string // http://host:9999/metrics
-	Container  string // container name; when empty, the container of Service
-	Service    string // Compose service, to find the container
-	// Self reads this process's own CPU time (getrusage), the other fields unused.
-	Self bool
+// Process says where one process is read: its compose service's container
+// (CPU from the cgroup at nanosecond precision through the Engine API), else
+// its Prometheus endpoint (process_cpu_seconds_total, in 10 ms ticks), or
+// this very process (Self). Memory is the endpoint's resident set when there
+// is one (a container's figure counts its tmpfs and kernel memory too).
+type Process struct {
+	Name       string
+	Service    string // compose service of Meter.Stack's project
+	MetricsURL string // http://host:9090/metrics
+	Self       bool
 }
 
-// CPUReading is one reading of each process's CPU seconds; a process that could
-// not be read is absent.
-type CPUReading map[string]float64
-
-// CPUSampler reads the CPU time of every source at once.
-type CPUSampler struct {
-	Sources []CPUSource
-	HTTP    *http.Client
-	Docker  string // the docker CLI, for cgroup readings; none when empty
-	Project string // Compose project, to find a service's container
-
-	mu        sync.Mutex
-	container map[string]string // process -> container found
-	why       map[string]string // process -> why it could not be read (last)
+// Meter reads processes' CPU time and memory. It never fails: a process that
+// cannot be read is left out, with the reason.
+type Meter struct {
+	Stack     *Stack // where the services' containers are; none when nil
+	HTTP      *http.Client
+	Processes []Process
 }
 
-// Read reads every source concurrently. It never fails: a process that cannot be
-// read is left out, and Why says why.
-func (s *CPUSampler) Read(ctx context.Context) CPUReading {
-	out := CPUReading{}
+// CPUReading is one reading of each process's CPU seconds; Why says why a
+// process is missing.
+type CPUReading struct {
+	Seconds map[string]float64
+	Why     map[string]string
+}
+
+// CPU reads every process at once.
+func (m *Meter) CPU(ctx context.Context) CPUReading {
+	r := CPUReading{Seconds: map[string]float64{}, Why: map[string]string{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, src := range s.Sources {
+	for _, p := range m.Processes {
 		wg.Go(func() {
-			v, err := s.read(ctx, src)
+			v, err := m.cpu(ctx, p)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				s.setWhy(src.Process, err.Error())
+				r.Why[p.Name] = err.Error()
 				return
 			}
-			out[src.Process] = v
+			r.Seconds[p.Name] = v.Seconds()
 		})
 	}
 	wg.Wait()
+	return r
+}
+
+func (m *Meter) cpu(ctx context.Context, p Process) (time.Duration, error) {
+	if p.Self {
+		return selfCPU()
+	}
+	var why error
+	if m.Stack != nil && p.Service != "" {
+		d, _, err := m.Stack.Usage(ctx, p.Service)
+		if err == nil {
+			return d, nil
+		}
+		why = err
+	}
+	if p.MetricsURL != "" {
+		v, err := scrapeValue(ctx, m.HTTP, p.MetricsURL, MetricCPU, "", "")
+		return time.Duration(v * float64(time.Second)), err
+	}
+	if why == nil {
+		why = fmt.Errorf("no container and no metrics URL")
+	}
+	return 0, why
+}
+
+// Memory is one reading of a process's resident memory.
+type Memory struct {
+	Process string `json:"process"`
+	Bytes   int64  `json:"bytes"`  // 0 when unknown
+	Source  string `json:"source"` // where it came from, or why there is none
+}
+
+// Memory reads every process's memory.
+func (m *Meter) Memory(ctx context.Context) []Memory {
+	out := make([]Memory, len(m.Processes))
+	for i, p := range m.Processes {
+		out[i] = m.memory(ctx, p)
+	}
 	return out
 }
 
-// Why says why process could not be read last time; empty when it could.
-func (s *CPUSampler) Why(process string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.why[process]
-}
-
-func (s *CPUSampler) setWhy(process, why string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.why == nil {
-		s.why = map[string]string{}
+func (m *Meter) memory(ctx context.Context, p Process) Memory {
+	r := Memory{Process: p.Name}
+	var b int64
+	var err error
+	switch {
+	case p.Self:
+		b, err = selfRSS()
+		r.Source = "/proc/self/stat"
+	case p.MetricsURL != "":
+		var v float64
+		v, err = scrapeValue(ctx, m.HTTP, p.MetricsURL, MetricRSS, "", "")
+		b, r.Source = int64(v), p.MetricsURL
+	case m.Stack != nil && p.Service != "":
+		_, b, err = m.Stack.Usage(ctx, p.Service)
+		r.Source = "container of " + p.Service
+	default:
+		err = fmt.Errorf("no metrics URL and no container")
 	}
-	s.why[process] = why
-}
-
-func (s *CPUSampler) read(ctx context.Context, src CPUSource) (float64, error) {
-	if src.Self {
-		return selfCPU()
-	}
-	if src.MetricsURL != "" {
-		v, err := scrape(ctx, s.HTTP, src.MetricsURL, MetricKey{Name: MetricCPU})
-		if err != nil {
-			return 0, err
-		}
-		return v[0], nil
-	}
-	if s.Docker == "" || (src.Container == "" && src.Service == "") {
-		return 0, fmt.Errorf("no metrics URL and no container")
-	}
-	name, err := s.containerOf(ctx, src)
 	if err != nil {
-		return 0, err
+		r.Source = "n/a: " + err.Error()
+		return r
 	}
-	// cgroup v2 (cpu.stat, microseconds), else v1 (cpuacct.usage, nanoseconds).
-	out, err := exec.CommandContext(ctx, s.Docker, "exec", name, "sh", "-c",
-		"cat /sys/fs/cgroup/cpu.stat 2>/dev/null || echo cpuacct_ns $(cat /sys/fs/cgroup/cpuacct/cpuacct.usage)").Output()
-	if err != nil {
-		return 0, fmt.Errorf("docker exec %s: cgroup cpu: %w", name, err)
-	}
-	return ParseCgroupCPU(string(out))
-}
-
-func (s *CPUSampler) containerOf(ctx context.Context, src CPUSource) (string, error) {
-	if src.Container != "" {
-		return src.Container, nil
-	}
-	s.mu.Lock()
-	name := s.container[src.Process]
-	s.mu.Unlock()
-	if name != "" {
-		return name, nil
-	}
-	name, err := composeContainer(ctx, s.Docker, s.Project, src.Service)
-	if err != nil {
-		return "", err
-	}
-	s.mu.Lock()
-	if s.container == nil {
-		s.container = map[string]string{}
-	}
-	s.container[src.Process] = name
-	s.mu.Unlock()
-	return name, nil
-}
-
-// selfCPU is this process's user and system CPU seconds.
-func selfCPU() (float64, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, fmt.Errorf("getrusage: %w", err)
-	}
-	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-	return tv(ru.Utime) + tv(ru.Stime), nil
-}
-
-// ParseCgroupCPU reads a cgroup's CPU seconds: usage_usec of cgroup v2's
-// cpu.stat, or "cpuacct_ns N" (cgroup v1's cpuacct.usage, as Read prints it).
-func ParseCgroupCPU(s string) (float64, error) {
-	for line := range strings.SplitSeq(s, "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		div := 0.0
-		switch f[0] {
-		case "usage_usec":
-			div = 1e6
-		case "cpuacct_ns":
-			div = 1e9
-		default:
-			continue
-		}
-		n, err := strconv.ParseFloat(f[1], 64)
-		if err != nil {
-			return 0, fmt.Errorf("cgroup cpu %q: %w", line, err)
-		}
-		return n / div, nil
-	}
-	return 0, fmt.Errorf("cgroup cpu: no usage_usec in %q", strings.TrimSpace(s))
+	r.Bytes = b
+	return r
 }
 
 // CPUUsage adds up each process's CPU seconds over windows (before and after
@@ -188,29 +144,21 @@ func (u *CPUUsage) Add(before, after CPUReading) {
 	if u.Seconds == nil {
 		u.Seconds, u.Invalid = map[string]float64{}, map[string]string{}
 	}
-	for p := range union(before, after) {
-		b, okB := before[p]
-		a, okA := after[p]
+	for _, r := range []CPUReading{before, after} {
+		for p, why := range r.Why {
+			u.Invalid[p] = why
+		}
+	}
+	for p, b := range before.Seconds {
+		a, ok := after.Seconds[p]
 		switch {
-		case !okB || !okA:
-			u.Invalid[p] = "not read"
+		case !ok:
 		case a < b:
 			u.Invalid[p] = "counter went back (restarted?)"
 		default:
 			u.Seconds[p] += a - b
 		}
 	}
-}
-
-func union(a, b CPUReading) map[string]bool {
-	m := map[string]bool{}
-	for k := range a {
-		m[k] = true
-	}
-	for k := range b {
-		m[k] = true
-	}
-	return m
 }
 
 // ProcessCPU is one process's CPU time over a phase, and per operation.
@@ -220,42 +168,11 @@ type ProcessCPU struct {
 	// PerOp is microseconds of CPU per operation (request or change); 0 with
 	// Why set when unknown.
 	PerOp float64 `json:"us_per_op"`
-	// NetPerOp is PerOp less the process's background (its CPU per second in
-	// the changes window, with writes and no reads) over the phase's wall
+	// NetPerOp is PerOp less the process's background over the phase's wall
 	// time; HasNet says whether it is known.
 	NetPerOp float64 `json:"net_us_per_op,omitempty"`
 	HasNet   bool    `json:"has_net,omitempty"`
 	Why      string  `json:"why,omitempty"`
-}
-
-// Background is each process's CPU seconds per second of a phase.
-type Background map[string]float64
-
-// BackgroundOf is the CPU rate of each process of a changes window.
-func BackgroundOf(c *ChangeCost) Background {
-	if c == nil || c.Duration <= 0 {
-		return nil
-	}
-	bg := Background{}
-	for _, p := range c.CPU {
-		if p.Why == "" {
-			bg[p.Process] = p.Seconds / c.Duration.Seconds()
-		}
-	}
-	return bg
-}
-
-// SubtractBackground sets NetPerOp of each known process of cs: its CPU less
-// bg's rate over wall, per op.
-func SubtractBackground(cs []ProcessCPU, bg Background, wall time.Duration, ops int64) {
-	for i := range cs {
-		rate, ok := bg[cs[i].Process]
-		if !ok || cs[i].Why != "" || ops <= 0 {
-			continue
-		}
-		cs[i].NetPerOp = (cs[i].Seconds - rate*wall.Seconds()) * 1e6 / float64(ops)
-		cs[i].HasNet = true
-	}
 }
 
 // PerOp divides each process's CPU by ops, in the order of processes; a
@@ -280,11 +197,41 @@ func PerOp(u CPUUsage, ops int64, processes []string) []ProcessCPU {
 	return out
 }
 
-// Processes returns the process names of sources, in order.
-func Processes(sources []CPUSource) []string {
-	out := make([]string, len(sources))
-	for i, s := range sources {
-		out[i] = s.Process
+// Background is each process's CPU seconds per second of a phase.
+type Background map[string]float64
+
+// BackgroundOf is the CPU rate of each process over a window of d.
+func BackgroundOf(cs []ProcessCPU, d time.Duration) Background {
+	if d <= 0 {
+		return nil
+	}
+	bg := Background{}
+	for _, p := range cs {
+		if p.Why == "" || p.Why == "no operations" {
+			bg[p.Process] = p.Seconds / d.Seconds()
+		}
+	}
+	return bg
+}
+
+// SubtractBackground sets NetPerOp of each known process of cs: its CPU less
+// bg's rate over wall, per op.
+func SubtractBackground(cs []ProcessCPU, bg Background, wall time.Duration, ops int64) {
+	for i := range cs {
+		rate, ok := bg[cs[i].Process]
+		if !ok || cs[i].Why != "" || ops <= 0 {
+			continue
+		}
+		cs[i].NetPerOp = (cs[i].Seconds - rate*wall.Seconds()) * 1e6 / float64(ops)
+		cs[i].HasNet = true
+	}
+}
+
+// Names returns the processes' names, in order.
+func Names(ps []Process) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
 	}
 	return out
 }
@@ -299,10 +246,9 @@ func cpuOf(cs []ProcessCPU, process string) *ProcessCPU {
 	return nil
 }
 
-// ReadCPU is the CPU per materialized read: api + runtime 2 of the materialized
-// scenario (cache on), in microseconds, gross (as the goal is stated: each
-// process's CPU over the requests served); ok false when either is unknown.
-// net is the same less the background, when both backgrounds are known.
+// ReadCPU is the CPU per materialized read, api + runtime 2, in microseconds,
+// gross; ok false when either is unknown. net is the same less the
+// background, when both backgrounds are known.
 func ReadCPU(cs []ProcessCPU) (gross, net float64, hasNet, ok bool) {
 	a, m := cpuOf(cs, ProcAPI), cpuOf(cs, ProcMaterialized)
 	if a == nil || m == nil || a.Why != "" || m.Why != "" {
@@ -318,10 +264,9 @@ func ReadCPU(cs []ProcessCPU) (gross, net float64, hasNet, ok bool) {
 func cpuText(c *ProcessCPU) string {
 	switch {
 	case c == nil || c.Why != "":
-		return "n/a"
+		return NA
 	case c.HasNet:
 		return fmt.Sprintf("%.0f (%.0f)", c.PerOp, c.NetPerOp)
-	default:
-		return fmt.Sprintf("%.0f", c.PerOp)
 	}
+	return fmt.Sprintf("%.0f", c.PerOp)
 }

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"context"
 	"math"
-	"strings"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -15,48 +17,40 @@ dataset_watermark_lsn{dataset="products"} 1.0e+06
 dataset_watermark_lsn{dataset="orders"} 2.4117272e+07
 dataset_watermark_lsn{dataset="orders",replica="b"} 7
 process_resident_memory_bytes 1.2e+08 1700000000000
+# TYPE query_duration_ms histogram
+query_duration_ms_bucket{le="+Inf"} 50
+query_duration_ms_sum 250
+query_duration_ms_count 50
 `
 
-func TestParseMetrics(t *testing.T) {
+func TestMetricsValue(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(exposition)) }))
+	defer srv.Close()
+	m, err := Scrape(context.Background(), srv.Client(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
-		name  string
-		key   MetricKey
-		want  float64
-		found bool
+		name, metric, label, value string
+		want                       float64
+		found                      bool
 	}{
-		{"plain counter", MetricKey{Name: MetricCPU}, 12.34, true},
-		{"labelled, first match wins", MetricKey{Name: MetricWatermark, Label: "dataset", Value: "orders"}, 24117272, true},
-		{"other label value", MetricKey{Name: MetricWatermark, Label: "dataset", Value: "products"}, 1e6, true},
-		{"missing label value", MetricKey{Name: MetricWatermark, Label: "dataset", Value: "rankings"}, 0, false},
-		{"with a timestamp", MetricKey{Name: MetricRSS}, 1.2e8, true},
-		{"a name that is only a prefix", MetricKey{Name: "process_cpu"}, 0, false},
+		{"plain counter", MetricCPU, "", "", 12.34, true},
+		{"labelled, first match wins", MetricWatermark, "dataset", "orders", 24117272, true},
+		{"other label value", MetricWatermark, "dataset", "products", 1e6, true},
+		{"missing label value", MetricWatermark, "dataset", "rankings", 0, false},
+		{"with a timestamp", MetricRSS, "", "", 1.2e8, true},
+		{"a name that is only a prefix", "process_cpu", "", "", 0, false},
+		{"a histogram's sum", "query_duration_ms_sum", "", "", 250, true},
+		{"a histogram's count", "query_duration_ms_count", "", "", 50, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, found := ParseMetrics(strings.NewReader(exposition), []MetricKey{tt.key})
-			if found[0] != tt.found || v[0] != tt.want {
-				t.Errorf("got %v (found %v), want %v (found %v)", v[0], found[0], tt.want, tt.found)
+			v, found := m.Value(tt.metric, tt.label, tt.value)
+			if found != tt.found || v != tt.want {
+				t.Errorf("got %v (found %v), want %v (found %v)", v, found, tt.want, tt.found)
 			}
 		})
-	}
-}
-
-func TestParseCgroupCPU(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    float64
-		wantErr bool
-	}{
-		{"usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n", 2.5, false},
-		{"cpuacct_ns 1500000000\n", 1.5, false},
-		{"nr_periods 0\n", 0, true},
-		{"usage_usec x\n", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := ParseCgroupCPU(tt.in)
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("ParseCgroupCPU(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
-		}
 	}
 }
 
@@ -65,8 +59,9 @@ func TestCPUUsagePerOp(t *testing.T) {
 	var u CPUUsage
 	// Two windows: api and runtime 2 read in both; runtime 1 restarted in the
 	// second; Postgres never read.
-	u.Add(CPUReading{ProcAPI: 10, ProcAccelerated: 5, ProcMaterialized: 1}, CPUReading{ProcAPI: 10.5, ProcAccelerated: 6, ProcMaterialized: 1.2})
-	u.Add(CPUReading{ProcAPI: 11, ProcAccelerated: 6, ProcMaterialized: 1.2}, CPUReading{ProcAPI: 11.5, ProcAccelerated: 0.1, ProcMaterialized: 1.4})
+	read := func(s map[string]float64) CPUReading { return CPUReading{Seconds: s} }
+	u.Add(read(map[string]float64{ProcAPI: 10, ProcAccelerated: 5, ProcMaterialized: 1}), read(map[string]float64{ProcAPI: 10.5, ProcAccelerated: 6, ProcMaterialized: 1.2}))
+	u.Add(read(map[string]float64{ProcAPI: 11, ProcAccelerated: 6, ProcMaterialized: 1.2}), read(map[string]float64{ProcAPI: 11.5, ProcAccelerated: 0.1, ProcMaterialized: 1.4}))
 	got := PerOp(u, 10_000, procs)
 	want := []struct {
 		perOp float64
@@ -87,9 +82,9 @@ func TestCPUUsagePerOp(t *testing.T) {
 
 func TestSubtractBackground(t *testing.T) {
 	// A changes window of 10 s: api 0.5 s, runtime 2 0.2 s, runtime 1 unknown.
-	bg := BackgroundOf(&ChangeCost{Duration: 10 * time.Second, Writes: 1000, CPU: []ProcessCPU{
+	bg := BackgroundOf([]ProcessCPU{
 		{Process: ProcAPI, Seconds: 0.5}, {Process: ProcMaterialized, Seconds: 0.2}, {Process: ProcAccelerated, Why: "not read"},
-	}})
+	}, 10*time.Second)
 	if len(bg) != 2 || math.Abs(bg[ProcAPI]-0.05) > 1e-9 || math.Abs(bg[ProcMaterialized]-0.02) > 1e-9 {
 		t.Fatalf("background %v, want api 0.05/s and runtime 2 0.02/s", bg)
 	}
@@ -109,12 +104,12 @@ func TestSubtractBackground(t *testing.T) {
 	if v, net, hasNet, ok := ReadCPU(cs); !ok || !hasNet || math.Abs(v-390) > 1e-6 || math.Abs(net-250) > 1e-6 {
 		t.Errorf("ReadCPU = %v, net %v (%v), %v; want 390 gross, 250 net", v, net, hasNet, ok)
 	}
-	if got := BackgroundOf(nil); got != nil {
+	if got := BackgroundOf(nil, 0); got != nil {
 		t.Errorf("no changes window: background %v, want none", got)
 	}
 }
 
-func TestGoals14(t *testing.T) {
+func TestScaleGoals(t *testing.T) {
 	cpu := func(api, rt2 float64) []ProcessCPU {
 		return []ProcessCPU{{Process: ProcAPI, PerOp: api}, {Process: ProcMaterialized, PerOp: rt2}}
 	}
@@ -138,7 +133,7 @@ func TestGoals14(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gs := Goals14(tt.s)
+			gs := scaleGoals(tt.s)
 			if len(gs) != len(tt.want) {
 				t.Fatalf("%d goals, want %d", len(gs), len(tt.want))
 			}
@@ -148,24 +143,5 @@ func TestGoals14(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestChangeCounts(t *testing.T) {
-	tests := []struct {
-		c    ChangeCost
-		want []string
-	}{
-		{ChangeCost{Writes: 100, Queries: 50, QueryMillis: 250, Refreshes: 40, RefreshMillis: 80},
-			[]string{"50 queries (0.50 per write, 5.0 ms each", "40 times (0.40 per write, 2.0 ms each)"}},
-		{ChangeCost{}, []string{"0 queries (0.00 per write, 0.0 ms each", "0 times (0.00 per write, 0.0 ms each)"}},
-	}
-	for _, tt := range tests {
-		got := changeCounts(tt.c)
-		for _, w := range tt.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("changeCounts(%+v) = %q, want it to contain %q", tt.c, got, w)
-			}
-		}
 	}
 }

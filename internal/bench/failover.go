@@ -1,14 +1,17 @@
 package bench
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/moby/moby/client"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/wire"
@@ -39,25 +42,23 @@ type FailoverConfig struct {
 }
 
 // FailoverResult is what the scenario measured. Every read sends the last
-// position its connection saw (monotonic reads) or, after a write, the write's
-// (read-your-writes); an answer older than that is a violation.
+// position its connection saw (monotonic reads) or, after a write, the
+// write's (read-your-writes); an answer older than that is a violation.
 type FailoverResult struct {
 	All         Summary
 	Events      []FailoverEventResult
 	Writes      int64
 	WriteFails  int64
-	WriteErrors map[string]int64 // failed writes by status or transport error
+	WriteErrors []Reason // failed writes by status or transport error
 	Violations  int64
 }
 
 // FailoverEventResult is one event: what it did and the reads that started in
 // the Window after it.
 type FailoverEventResult struct {
-	Name   string
-	At     time.Duration
-	Detail string
-	Err    string
-	Reads  Summary
+	Name, Detail, Err string
+	At                time.Duration
+	Reads             Summary
 }
 
 type failoverRun struct {
@@ -71,9 +72,7 @@ type failoverRun struct {
 
 // RunFailover runs the failover scenario.
 func RunFailover(ctx context.Context, c *Client, cfg FailoverConfig) FailoverResult {
-	if cfg.Window <= 0 {
-		cfg.Window = DefaultFailoverWindow
-	}
+	cfg.Window = cmp.Or(cfg.Window, DefaultFailoverWindow)
 	r := &failoverRun{c: c, cfg: cfg, start: time.Now(), all: NewRecorder()}
 	for range cfg.Events {
 		r.windows = append(r.windows, NewRecorder())
@@ -83,45 +82,17 @@ func RunFailover(ctx context.Context, c *Client, cfg FailoverConfig) FailoverRes
 	defer cancel()
 	var wg sync.WaitGroup
 	for range cfg.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var last position.LSN
 			for ctx.Err() == nil {
 				last = r.read(ctx, last)
 			}
-		}()
+		})
 	}
-	var writes, writeFails atomic.Int64
-	var mu sync.Mutex
-	writeErrors := map[string]int64{}
-	if cfg.WriteRate > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pace(ctx, cfg.WriteRate, cfg.Duration, 100, func(time.Time) {
-				s, hdr := c.Do(ctx, http.MethodPost, "/orders", nil, nil)
-				writes.Add(1)
-				if s.Status/100 != 2 {
-					if ctx.Err() == nil {
-						writeFails.Add(1)
-						kind := s.Err
-						if s.Status != ErrorStatus {
-							kind = strconv.Itoa(s.Status)
-						}
-						mu.Lock()
-						writeErrors[kind]++
-						mu.Unlock()
-					}
-					return
-				}
-				pos, err := position.Parse(hdr.Get(wire.HeaderPosition))
-				if err == nil {
-					r.read(ctx, pos)
-				}
-			})
-		}()
-	}
+	w := NewWriter(c, cfg.WriteRate, r.start)
+	w.For = cfg.Duration
+	w.OnWrite = func(wr Write) { wg.Go(func() { r.read(ctx, wr.Token) }) }
+	w.Open()
 	res := FailoverResult{}
 	for _, ev := range cfg.Events {
 		if !sleepUntil(ctx, r.start.Add(ev.At)) {
@@ -129,20 +100,21 @@ func RunFailover(ctx context.Context, c *Client, cfg FailoverConfig) FailoverRes
 		}
 		er := FailoverEventResult{Name: ev.Name, At: ev.At}
 		detail, err := ev.Do(events)
-		er.Detail = detail
-		if err != nil {
+		if er.Detail = detail; err != nil {
 			er.Err = err.Error()
 		}
 		res.Events = append(res.Events, er)
 	}
+	w.Wait(events)
+	w.Close()
 	wg.Wait()
 	r.all.AddElapsed(time.Since(r.start))
 	res.All = r.all.Summary()
 	for i := range res.Events {
 		res.Events[i].Reads = r.windows[i].Summary()
 	}
-	res.Writes, res.WriteFails, res.Violations = writes.Load(), writeFails.Load(), r.violations.Load()
-	res.WriteErrors = writeErrors
+	ws := w.Summary()
+	res.Writes, res.WriteFails, res.WriteErrors, res.Violations = ws.Requests, ws.Non2xx(), w.Failures(), r.violations.Load()
 	return res
 }
 
@@ -155,24 +127,22 @@ func (r *failoverRun) read(ctx context.Context, minPos position.LSN) position.LS
 		hdr = http.Header{wire.HeaderMinPosition: {minPos.String()}}
 	}
 	began := time.Since(r.start)
-	s, h := r.c.Do(ctx, http.MethodGet, r.cfg.Path, hdr, nil)
+	status, h, msg := r.c.Do(ctx, http.MethodGet, r.cfg.Path, hdr, nil)
 	if ctx.Err() != nil {
 		return minPos
 	}
-	r.all.Record(s)
+	took := time.Since(r.start) - began
+	r.all.Add(status, msg, took, 0, h)
 	for i, ev := range r.cfg.Events {
 		if began >= ev.At && began < ev.At+r.cfg.Window {
-			r.windows[i].Record(s)
+			r.windows[i].Add(status, msg, took, 0, h)
 		}
 	}
-	if s.Status/100 != 2 {
+	got := positionOf(status, h)
+	switch {
+	case got.IsZero():
 		return minPos
-	}
-	got, err := position.Parse(h.Get(wire.HeaderPosition))
-	if err != nil {
-		return minPos
-	}
-	if got < minPos {
+	case got < minPos:
 		r.violations.Add(1)
 		return minPos
 	}
@@ -181,31 +151,73 @@ func (r *failoverRun) read(ctx context.Context, minPos position.LSN) position.LS
 
 // FailoverMarkdown renders the result as a short Markdown report.
 func FailoverMarkdown(cfg FailoverConfig, res FailoverResult) string {
-	if cfg.Window <= 0 {
-		cfg.Window = DefaultFailoverWindow
+	cfg.Window = cmp.Or(cfg.Window, DefaultFailoverWindow)
+	return render("failover-report", struct {
+		Config FailoverConfig
+		Result FailoverResult
+	}{cfg, res})
+}
+
+// Replicas drives a scaled compose service for the failover scenario.
+type Replicas struct {
+	Stack   *Stack
+	Service string
+}
+
+// Running is how many containers of the service run.
+func (r *Replicas) Running(ctx context.Context) (int, error) {
+	cs, err := r.Stack.Containers(ctx, r.Service, false)
+	return len(cs), err
+}
+
+// Kill SIGKILLs the second replica and removes it, as a lost node; it returns
+// the replica's address.
+func (r *Replicas) Kill(ctx context.Context) (string, error) {
+	cs, err := r.Stack.Containers(ctx, r.Service, false)
+	if err != nil || len(cs) < 2 {
+		return "", cmp.Or(err, fmt.Errorf("%d replicas of %s: nothing to kill", len(cs), r.Service))
 	}
-	var b strings.Builder
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
-	fmt.Fprintf(&b, "## Failover: closed loop of %d connections on %s for %s, %.0f writes/s\n\n",
-		cfg.Concurrency, cfg.Path, cfg.Duration, cfg.WriteRate)
-	fmt.Fprintf(&b, "| window | reads | non-2xx | p50 | p99 | max |\n|---|---:|---:|---:|---:|---:|\n")
-	row := func(name string, s Summary) {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s |\n", name, s.Requests, s.Non2xx(), ms(s.P50), ms(s.P99), ms(s.Slowest))
+	var addr string
+	for _, n := range cs[1].NetworkSettings.Networks {
+		addr = n.IPAddress.String()
 	}
-	row("whole run", res.All)
-	for _, ev := range res.Events {
-		row(fmt.Sprintf("%s (+%s, next %s)", ev.Name, ev.At, cfg.Window), ev.Reads)
+	cli := r.Stack.cli
+	if _, err := cli.ContainerKill(ctx, cs[1].ID, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		return addr, fmt.Errorf("kill a replica of %s: %w", r.Service, err)
 	}
-	fmt.Fprintf(&b, "\nread-your-writes and monotonic-read violations: %d; writes: %d, failed: %d %v\n\n", res.Violations, res.Writes, res.WriteFails, res.WriteErrors)
-	for _, ev := range res.Events {
-		fmt.Fprintf(&b, "- +%s %s: %s", ev.At, ev.Name, ev.Detail)
-		if ev.Err != "" {
-			fmt.Fprintf(&b, " (error: %s)", ev.Err)
+	_, err = cli.ContainerRemove(ctx, cs[1].ID, client.ContainerRemoveOptions{Force: true})
+	return addr, err
+}
+
+// Scale sets the service's replicas (compose up --scale).
+func (r *Replicas) Scale(ctx context.Context, n int) error {
+	_, err := r.Stack.Run(ctx, "up", "-d", "--no-deps", "--no-recreate", "--scale", fmt.Sprintf("%s=%d", r.Service, n), r.Service)
+	return err
+}
+
+// Ejection reads the api's log since a time for when it stopped trusting the
+// replica at addr, killed at killed.
+func (r *Replicas) Ejection(ctx context.Context, since time.Time, addr string, killed time.Time) []string {
+	logs, err := r.Stack.Logs(ctx, "api", since)
+	if err != nil {
+		return []string{"api log: " + err.Error()}
+	}
+	var lines []string
+	seen := map[string]bool{} // the first of each: a replica added later may reuse the address
+	sc := bufio.NewScanner(strings.NewReader(logs))
+	for sc.Scan() {
+		f := logFields(sc.Text())
+		if !strings.HasPrefix(f["addr"], addr+":") || seen[f["msg"]] {
+			continue
 		}
-		b.WriteString("\n")
+		at, err := time.Parse(time.RFC3339Nano, f["time"])
+		if what := f["msg"]; err == nil && (what == "replica unhealthy" || what == "replica ejected" || what == "replica left") {
+			seen[what] = true
+			lines = append(lines, fmt.Sprintf("api log: %q %.0f ms after the SIGKILL", what, float64(at.Sub(killed))/float64(time.Millisecond)))
+		}
 	}
-	if len(res.All.Errors) > 0 || len(res.All.StatusCodes) > 1 {
-		fmt.Fprintf(&b, "\nstatus codes %v, transport errors %v\n", res.All.StatusCodes, res.All.Errors)
+	if len(lines) == 0 {
+		return []string{"api log: no line about " + addr + " (LOG_LEVEL must be info or debug)"}
 	}
-	return b.String()
+	return lines
 }

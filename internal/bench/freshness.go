@@ -1,12 +1,10 @@
 package bench
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/cqrs-spice/cqrs/internal/position"
 )
@@ -113,12 +111,7 @@ func Match(hops []string, writes []Write, answers []Answer) []HopLags {
 			byWrite[k] = as[1:]
 			h.add(as[0], reasons)
 		}
-		for _, r := range reasons {
-			h.NotSeen = append(h.NotSeen, *r)
-		}
-		slices.SortFunc(h.NotSeen, func(a, b Reason) int {
-			return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Why, b.Why))
-		})
+		h.NotSeen = sortedReasons(reasons)
 		out = append(out, h)
 	}
 	return out
@@ -171,7 +164,7 @@ type Freshness struct {
 	Queued int `json:"queued,omitempty"`
 }
 
-// Summarize returns the percentiles of h's lags from an HDR histogram.
+// Summarize returns the percentiles of h's lags, from vegeta's estimator.
 func Summarize(h HopLags, phase string) Freshness {
 	f := Freshness{
 		Hop: h.Hop, Phase: phase, Writes: len(h.Lags) + h.Unseen(), Reached: len(h.Lags), Unreached: h.Unseen(),
@@ -184,13 +177,11 @@ func Summarize(h HopLags, phase string) Freshness {
 	if len(h.Lags) == 0 {
 		return f
 	}
-	hist := hdrhistogram.New(1, int64(MaxLatency/unitLatency), sigFigures)
+	var lat vegeta.LatencyMetrics
 	for _, l := range h.Lags {
-		_ = hist.RecordValue(clampLatency(l))
+		lat.Add(l)
 	}
-	f.P50 = time.Duration(hist.ValueAtQuantile(50)) * unitLatency
-	f.P99 = time.Duration(hist.ValueAtQuantile(99)) * unitLatency
-	f.Max = time.Duration(hist.Max()) * unitLatency
+	f.P50, f.P99, f.Max = lat.Quantile(0.5), lat.Quantile(0.99), lat.Max
 	return f
 }
 

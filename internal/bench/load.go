@@ -2,15 +2,13 @@ package bench
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
@@ -21,29 +19,29 @@ const (
 	DefaultMaxInFlight = 1000
 )
 
-// Target is one scenario: a GET of a path of the API, with or without the results
-// cache.
+// Target is one scenario: a GET of a path of the api, with or without the
+// results cache.
 type Target struct {
 	Name    string `json:"name"` // "/ranking-accelerated (cache off)"
 	Path    string `json:"path"` // "/ranking-accelerated"
 	NoCache bool   `json:"no_cache"`
 }
 
-// Client sends the benchmark's requests. Its transport keeps as many idle
-// connections as the load has workers, as oha does, and never compresses.
+// Client sends the benchmark's load through vegeta's attacker. Its transport
+// keeps as many idle connections as the load has workers, as oha does, and
+// never asks for compression.
 type Client struct {
 	BaseURL string
 	HTTP    *http.Client
 }
 
-// NewClient returns a Client for baseURL that keeps up to conns connections alive
-// and gives up on a request after timeout (DefaultTimeout when zero).
+// NewClient returns a Client for baseURL that keeps up to conns connections
+// alive and gives up on a request after timeout (DefaultTimeout when zero).
 func NewClient(baseURL string, conns int, timeout time.Duration) *Client {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	tr := &http.Transport{
-		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        conns + 16,
 		MaxIdleConnsPerHost: conns + 16,
@@ -56,169 +54,136 @@ func NewClient(baseURL string, conns int, timeout time.Duration) *Client {
 // Close closes idle connections.
 func (c *Client) Close() { c.HTTP.CloseIdleConnections() }
 
-// Do sends one request and reads the whole answer. The sample's latency runs from
-// the call to the last byte of the body. The header is nil when no answer came.
-func (c *Client) Do(ctx context.Context, method, path string, hdr http.Header, body io.Reader) (Sample, http.Header) {
-	start := time.Now()
-	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
-	if err != nil {
-		return Sample{Status: ErrorStatus, Err: "bad request: " + err.Error()}, nil
-	}
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return Sample{Latency: time.Since(start), Status: ErrorStatus, Err: errorKind(err)}, nil
-	}
-	var msg string
-	var head int64
-	if resp.StatusCode/100 != 2 {
-		var b strings.Builder
-		head, _ = io.Copy(&b, io.LimitReader(resp.Body, maxMessage))
-		msg = firstLine(strings.NewReader(b.String()))
-	}
-	n, err := io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	s := Sample{Latency: time.Since(start), Status: resp.StatusCode, Bytes: head + n, Cache: resp.Header.Get(wire.HeaderCacheStatus), Err: msg}
-	if err != nil {
-		s.Status, s.Err = ErrorStatus, "read body: "+errorKind(err)
-	}
-	return s, resp.Header
-}
-
-// Get sends the target's request.
-func (c *Client) Get(ctx context.Context, t Target) Sample {
-	var hdr http.Header
+func (c *Client) target(t Target) vegeta.Target {
+	vt := vegeta.Target{Method: http.MethodGet, URL: c.BaseURL + t.Path}
 	if t.NoCache {
-		hdr = http.Header{wire.HeaderCacheControl: {wire.NoCache}}
+		vt.Header = http.Header{wire.HeaderCacheControl: {wire.NoCache}}
 	}
-	s, _ := c.Do(ctx, http.MethodGet, t.Path, hdr, nil)
-	return s
+	return vt
 }
 
-// errorKind names a transport error by kind, so the error distribution groups
-// like with like instead of listing every port number.
-func errorKind(err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return "connection reset"
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "connection closed early"
+// attack runs tr at pacer with workers (at most maxWorkers) for d (0: until
+// the pacer stops), feeding each result to each; ctx's end stops it, and the
+// requests in flight are awaited.
+func (c *Client) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pacer, d time.Duration, workers, maxWorkers int, each func(*vegeta.Result)) {
+	a := vegeta.NewAttacker(vegeta.Client(c.HTTP), vegeta.Workers(uint64(workers)), vegeta.MaxWorkers(uint64(maxWorkers)))
+	stop := context.AfterFunc(ctx, func() { a.Stop() })
+	defer stop()
+	for res := range a.Attack(tr, p, d, "") {
+		each(res)
 	}
-	msg := err.Error()
-	if len(msg) > 80 {
-		msg = msg[:80]
-	}
-	return msg
 }
 
-// Closed runs a closed loop as oha -n/-z does: conc workers, each sending its next
-// request as soon as its last was answered, until n requests were sent (n > 0) or
-// d has passed (n == 0). Requests in flight at the end are awaited and counted. The
-// wall time is added to rec. A cancelled ctx stops the loop early; requests it cut
-// short are not recorded.
+// Closed runs a closed loop as oha -n/-z does: conc workers, each sending its
+// next request as soon as its last was answered, until n requests (n > 0) or
+// d has passed. Requests in flight at the end are awaited and counted; the
+// wall time is added to rec.
 func (c *Client) Closed(ctx context.Context, t Target, conc, n int, d time.Duration, rec *Recorder) {
 	if conc <= 0 || (n <= 0 && d <= 0) {
 		return
 	}
-	var left atomic.Int64
-	left.Store(int64(n))
-	start := time.Now()
-	deadline := start.Add(d)
-	var wg sync.WaitGroup
-	for range conc {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				if (n > 0 && left.Add(-1) < 0) || (n <= 0 && !time.Now().Before(deadline)) {
-					return
-				}
-				s := c.Get(ctx, t)
-				if ctx.Err() != nil {
-					return
-				}
-				rec.Record(s)
-			}
-		})
+	if n > 0 {
+		d = 0
 	}
-	wg.Wait()
+	start := time.Now()
+	c.attack(ctx, vegeta.NewStaticTargeter(c.target(t)), countPacer(n), d, conc, conc, func(r *vegeta.Result) {
+		rec.Record(r, r.Latency)
+	})
 	rec.AddElapsed(time.Since(start))
 }
 
-// Open runs an open loop at a fixed rate for d: request i is due at start+i/rate
-// whether or not earlier ones were answered, as oha -q --latency-correction and
-// wrk2 do. Latency runs from the due time, so a server that falls behind is charged
-// for the queue it causes (no coordinated omission). At most maxInFlight requests
-// are outstanding (DefaultMaxInFlight when zero); a due request waits for a free
-// slot, and that wait counts in its latency.
+// Open runs an open loop at rate for d: request i is due at start+i/rate
+// whether or not earlier ones were answered, as oha -q --latency-correction
+// and wrk2 do. Latency runs from the due time, so a server that falls behind
+// is charged for the queue it causes. At most maxInFlight requests are
+// outstanding; a due request waits for a free worker, and that wait counts.
 func (c *Client) Open(ctx context.Context, t Target, rate float64, d time.Duration, maxInFlight int, rec *Recorder) {
 	if rate <= 0 || d <= 0 {
 		return
 	}
-	start := time.Now()
-	pace(ctx, rate, d, maxInFlight, func(due time.Time) {
-		s := c.Get(ctx, t)
-		if ctx.Err() != nil {
-			return
-		}
-		s.Latency = time.Since(due)
-		rec.Record(s)
-	})
-	// The schedule's length, or longer when the answers took longer: the achieved
-	// rate is never above the asked one for lack of a tail.
-	rec.AddElapsed(max(d, time.Since(start)))
-}
-
-// pace calls send in a goroutine of its own at start+i/rate for i = 0, 1, ... until
-// d has passed (d <= 0: until ctx ends), with at most maxInFlight calls running,
-// and returns once every call has returned.
-func pace(ctx context.Context, rate float64, d time.Duration, maxInFlight int, send func(due time.Time)) {
 	if maxInFlight <= 0 {
 		maxInFlight = DefaultMaxInFlight
 	}
-	slots := make(chan struct{}, maxInFlight)
-	interval := time.Duration(float64(time.Second) / rate)
 	start := time.Now()
-	var wg sync.WaitGroup
-	for i := 0; ; i++ {
-		due := start.Add(time.Duration(i) * interval)
-		if (d > 0 && due.Sub(start) >= d) || !sleepUntil(ctx, due) {
-			break
-		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			send(due)
-		})
-	}
-	wg.Wait()
+	c.attack(ctx, vegeta.NewStaticTargeter(c.target(t)), pacer{rate, d}, 0, min(maxInFlight, 16), maxInFlight, func(r *vegeta.Result) {
+		rec.Record(r, sinceDue(start, rate, r))
+	})
+	// Never shorter than the schedule: the achieved rate is never above the
+	// asked one for lack of a tail.
+	rec.AddElapsed(max(d, time.Since(start)))
 }
 
-// sleepUntil waits for t; false when ctx ended first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
+// pacer is a constant rate whose hit i is due at i/rate, the first at once
+// (vegeta's constant pacer sends its first hit one interval late, and takes
+// whole rates only); a hit that could not leave in time leaves as soon as it
+// can, and its latency counts from its due time (sinceDue).
+// It stops before the first hit due at or after d, when d is set.
+type pacer struct {
+	rate float64
+	d    time.Duration
+}
+
+func (p pacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	due := time.Duration(float64(hits) / p.rate * float64(time.Second))
+	return max(due-elapsed, 0), p.d > 0 && due >= p.d
+}
+
+func (p pacer) Rate(time.Duration) float64 { return p.rate }
+
+// sinceDue is a result's latency counted from its due time at rate.
+func sinceDue(start time.Time, rate float64, r *vegeta.Result) time.Duration {
+	due := start.Add(time.Duration(float64(r.Seq) / rate * float64(time.Second)))
+	return max(r.End().Sub(due), r.Latency)
+}
+
+// countPacer paces as fast as the workers go (a closed loop) and stops after
+// n hits; never when n is 0.
+type countPacer uint64
+
+func (n countPacer) Pace(_ time.Duration, hits uint64) (time.Duration, bool) {
+	return 0, n > 0 && hits >= uint64(n)
+}
+
+func (countPacer) Rate(time.Duration) float64 { return 0 }
+
+// RatePacer paces at a rate that may change while the attack runs and, unlike
+// vegeta's own pacers, never catches up: a hit that could not leave in time
+// because every worker was busy is skipped and counted, so a server that
+// stalled is not met by a burst when it comes back.
+type RatePacer struct {
+	rate    atomic.Uint64 // hits per second, as math.Float64bits
+	skipped atomic.Int64
+	next    time.Duration // when the next hit is due; used by the attack's loop only
+}
+
+// NewRatePacer returns a pacer at rate hits per second.
+func NewRatePacer(rate float64) *RatePacer {
+	p := &RatePacer{}
+	p.SetRate(rate)
+	return p
+}
+
+// SetRate changes the rate from the next hit on; non-positive rates are ignored.
+func (p *RatePacer) SetRate(rate float64) {
+	if rate > 0 {
+		p.rate.Store(uint64(rate * 1e6))
 	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-		return false
+}
+
+// Rate is the current rate.
+func (p *RatePacer) Rate(time.Duration) float64 { return float64(p.rate.Load()) / 1e6 }
+
+// Skipped is how many hits were skipped.
+func (p *RatePacer) Skipped() int64 { return p.skipped.Load() }
+
+// Pace implements vegeta.Pacer.
+func (p *RatePacer) Pace(elapsed time.Duration, _ uint64) (time.Duration, bool) {
+	interval := time.Duration(float64(time.Second) / p.Rate(0))
+	due := p.next
+	if late := elapsed - due; late > interval {
+		p.skipped.Add(int64(late / interval))
+		due += late / interval * interval
 	}
+	p.next = due + interval
+	return max(due-elapsed, 0), false
 }

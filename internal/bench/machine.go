@@ -1,13 +1,15 @@
 package bench
 
 import (
-	"bufio"
 	"context"
+	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // Machine describes where a run happened, so numbers are never quoted without it.
@@ -18,52 +20,87 @@ type Machine struct {
 	OS          string `json:"os"`
 	Kernel      string `json:"kernel"`
 	GoVersion   string `json:"go_version"`
-	Docker      string `json:"docker"` // server version, or "n/a"
+	Docker      string `json:"docker"` // the engine's version, or "n/a"
 }
 
-// DescribeMachine reads the machine's description; what cannot be read is "n/a".
-// docker is the CLI to ask for the server version; skipped when empty.
-func DescribeMachine(ctx context.Context, docker string) Machine {
-	m := Machine{
-		Cores:     runtime.NumCPU(),
-		CPU:       "n/a",
-		OS:        runtime.GOOS + "/" + runtime.GOARCH,
-		Kernel:    "n/a",
-		GoVersion: runtime.Version(),
-		Docker:    "n/a",
-	}
-	if v := procField("/proc/cpuinfo", "model name"); v != "" {
-		m.CPU = v
-	}
-	if v := procField("/proc/meminfo", "MemTotal"); v != "" {
-		kb, _ := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
-		m.MemoryBytes = kb << 10
+// DescribeMachine reads the machine's description from /proc and the Docker
+// engine (stack may be nil); what cannot be read is "n/a".
+func DescribeMachine(ctx context.Context, stack *Stack) Machine {
+	m := Machine{Cores: runtime.NumCPU(), CPU: NA, OS: runtime.GOOS + "/" + runtime.GOARCH, Kernel: NA,
+		GoVersion: runtime.Version(), Docker: NA}
+	if fs, err := procfs.NewDefaultFS(); err == nil {
+		if cpus, err := fs.CPUInfo(); err == nil && len(cpus) > 0 {
+			m.CPU = cpus[0].ModelName
+		}
+		if mem, err := fs.Meminfo(); err == nil && mem.MemTotal != nil {
+			m.MemoryBytes = int64(*mem.MemTotal) << 10
+		}
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
-	if docker != "" {
-		out, err := exec.CommandContext(ctx, docker, "version", "--format", "{{.Server.Version}}").Output()
-		if v := strings.TrimSpace(string(out)); err == nil && v != "" {
-			m.Docker = v
-		}
+	if stack != nil {
+		m.Docker = stack.Version(ctx)
 	}
 	return m
 }
 
-// procField returns the value of the first "key: value" line of a /proc file.
-func procField(path, key string) string {
-	f, err := os.Open(path)
+// loadAverage is the host's load average over 1, 5 and 15 minutes, or empty.
+func loadAverage() string {
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(v)
-		}
+	la, err := fs.LoadAvg()
+	if err != nil {
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("%.2f, %.2f, %.2f", la.Load1, la.Load5, la.Load15)
+}
+
+// selfCPU is this process's user and system CPU time, at getrusage's
+// microseconds (procfs reads /proc/self/stat in 10 ms ticks).
+func selfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	tv := func(t syscall.Timeval) time.Duration {
+		return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
+	}
+	return tv(ru.Utime) + tv(ru.Stime), nil
+}
+
+// selfRSS is this process's resident memory.
+func selfRSS() (int64, error) {
+	p, err := procfs.Self()
+	if err != nil {
+		return 0, fmt.Errorf("own memory: %w", err)
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("own memory: %w", err)
+	}
+	return int64(st.ResidentMemory()), nil
+}
+
+// peakRSS is a process's peak resident memory (VmHWM) under procDir ("/proc"
+// when empty); 0 when it cannot be read.
+func peakRSS(procDir string, pid int) int64 {
+	if procDir == "" {
+		procDir = procfs.DefaultMountPoint
+	}
+	fs, err := procfs.NewFS(procDir)
+	if err != nil {
+		return 0
+	}
+	p, err := fs.Proc(pid)
+	if err != nil {
+		return 0
+	}
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0
+	}
+	return int64(st.VmHWM)
 }

@@ -83,7 +83,11 @@ func (r *Runner) measure(ctx context.Context, res *SizeResult) error {
 		}
 	}
 	loadFrom := time.Since(r.epoch)
-	res.Closed = r.closedRounds(ctx, scen, BackgroundOf(res.Changes))
+	var bg Background
+	if res.Changes != nil {
+		bg = BackgroundOf(res.Changes.CPU, res.Changes.Duration)
+	}
+	res.Closed = r.closedRounds(ctx, scen, bg)
 	for _, rate := range r.Rates {
 		res.Open = append(res.Open, OpenResult{Rate: rate, Results: r.openRounds(ctx, scen, rate)})
 	}
@@ -101,8 +105,10 @@ func (r *Runner) measure(ctx context.Context, res *SizeResult) error {
 	res.Freshness = r.freshness(probes, watch.Traced(), watch.Answers(), idleFrom, loadFrom, loadTo)
 	res.Notes = append(res.Notes, freshnessNotes(res.Freshness, watch.Concurrency)...)
 	res.Notes = append(res.Notes, cacheNotes(res.Closed)...)
-	for _, src := range r.Memory {
-		res.Memory = append(res.Memory, ReadMemory(ctx, r.probes.HTTP, r.Docker, src))
+	for _, m := range r.meter.Memory(ctx) {
+		if m.Process == ProcAccelerated || m.Process == ProcMaterialized {
+			res.Memory = append(res.Memory, m)
+		}
 	}
 	return ctx.Err()
 }
@@ -130,68 +136,32 @@ func (r *Runner) closedRounds(ctx context.Context, scen []Target, bg Background)
 		if n == 0 && d == 0 {
 			continue
 		}
-		before, start := r.cpu.Read(ctx), time.Now()
+		before, start := r.meter.CPU(ctx), time.Now()
 		r.load.Closed(ctx, scen[turn.Scenario], r.Concurrency, n, d, recs[turn.Scenario])
 		wall[turn.Scenario] += time.Since(start)
-		usage[turn.Scenario].Add(before, r.cpu.Read(ctx))
+		usage[turn.Scenario].Add(before, r.meter.CPU(ctx))
 	}
 	out := results(scen, recs)
-	if len(r.CPU) > 0 {
+	if len(r.Processes) > 0 {
 		for i := range out {
-			out[i].CPU = PerOp(usage[i], out[i].Summary.Requests, Processes(r.CPU))
+			out[i].CPU = PerOp(usage[i], out[i].Summary.Requests, Names(r.Processes))
 			SubtractBackground(out[i].CPU, bg, wall[i], out[i].Summary.Requests)
 		}
 	}
 	return out
 }
 
-// changesWindow lets the writer write with no reads and no polling for
-// ChangesWindow and returns each process's CPU per write acknowledged in it.
+// changesWindow lets the writer write with no reads for ChangesWindow and
+// returns each process's CPU per write acknowledged in it.
 func (r *Runner) changesWindow(ctx context.Context, writer *Writer) *ChangeCost {
 	r.printf("changes: %s of writes at %g/s only (no reads): CPU per change\n", r.ChangesWindow, r.WriteRate)
-	c0 := r.changeCounters(ctx)
-	before, from := r.cpu.Read(ctx), time.Since(r.epoch)
+	before, from := r.meter.CPU(ctx), time.Since(r.epoch)
 	sleepUntil(ctx, time.Now().Add(r.ChangesWindow))
-	after, to := r.cpu.Read(ctx), time.Since(r.epoch)
-	c1 := r.changeCounters(ctx)
+	after, to := r.meter.CPU(ctx), time.Since(r.epoch)
 	var u CPUUsage
 	u.Add(before, after)
 	n := int64(len(Between(writer.Writes(), from, to)))
-	c := &ChangeCost{Duration: to - from, Writes: n, CPU: PerOp(u, n, Processes(r.CPU))}
-	if c0 != nil && c1 != nil {
-		c.Counted = true
-		c.Queries, c.QueryMillis = int64(c1[1]-c0[1]), c1[0]-c0[0]
-		c.Refreshes, c.RefreshMillis = int64(c1[3]-c0[3]), c1[2]-c0[2]
-	}
-	return c
-}
-
-// changeCounters reads runtime 1's query time and count and runtime 2's
-// refresh time and count of rankings; nil when either cannot be read.
-func (r *Runner) changeCounters(ctx context.Context) []float64 {
-	var acc, mat string
-	for _, s := range r.CPU {
-		switch s.Process {
-		case ProcAccelerated:
-			acc = s.MetricsURL
-		case ProcMaterialized:
-			mat = s.MetricsURL
-		}
-	}
-	if acc == "" || mat == "" {
-		return nil
-	}
-	a, err := scrape(ctx, r.polls, acc, MetricKey{Name: "query_duration_ms_sum"}, MetricKey{Name: "query_duration_ms_count"})
-	if err != nil {
-		return nil
-	}
-	m, err := scrape(ctx, r.polls, mat,
-		MetricKey{Name: "dataset_acceleration_refresh_duration_ms_sum", Label: "dataset", Value: "rankings"},
-		MetricKey{Name: "dataset_acceleration_refresh_duration_ms_count", Label: "dataset", Value: "rankings"})
-	if err != nil {
-		return nil
-	}
-	return append(a, m...)
+	return &ChangeCost{Duration: to - from, Writes: n, CPU: PerOp(u, n, Names(r.Processes))}
 }
 
 // watermarks stops the watermark reads, letting those in flight finish for up
@@ -291,57 +261,4 @@ func cacheNotes(rs []ScenarioResult) []string {
 		}
 	}
 	return notes
-}
-
-// printSize prints a size's main table as it finishes.
-func (r *Runner) printSize(s SizeResult) {
-	r.printf("\n%-36s %8s %10s %9s %9s %9s %9s %8s\n", "scenario", "success", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "vs /rank", "of noop")
-	for _, c := range s.Closed {
-		m := c.Summary
-		r.printf("%-36s %8s %10.1f %9s %9s %9s %9s %8s\n", c.Target.Name, pct(m.SuccessRate()), m.RPS(),
-			fmtMS(m.P50), fmtMS(m.P99), fmtMS(m.P999), ratioText(c.VsRanking), pctOrNA(c.OfCeiling))
-	}
-	if len(r.CPU) > 0 {
-		r.printf("\n%-36s", "CPU per request (us): gross (net)")
-		for _, p := range Processes(r.CPU) {
-			r.printf(" %14s", p)
-		}
-		r.printf("\n")
-		for _, c := range s.Closed {
-			r.printf("%-36s", c.Target.Name)
-			for _, p := range Processes(r.CPU) {
-				r.printf(" %14s", cpuText(cpuOf(c.CPU, p)))
-			}
-			r.printf("\n")
-		}
-	}
-	if mat := find(s.Closed, PathMaterialized, false); mat != nil {
-		r.printf("/ranking-materialized (cache on): %s of /noop (goal >= 50%%)", pctOrNA(mat.OfCeiling))
-		if v, net, hasNet, ok := ReadCPU(mat.CPU); ok {
-			r.printf("; CPU per materialized read (api + runtime 2): %.0f us%s (goal <= 80 us)", v, netText(net, hasNet))
-		}
-		r.printf("\n")
-	}
-	if c := s.Changes; c != nil {
-		r.printf("CPU per change (us), %d writes in %.1fs without reads:", c.Writes, c.Duration.Seconds())
-		for _, p := range c.CPU {
-			r.printf(" %s %s;", p.Process, cpuText(&p))
-		}
-		r.printf("\n")
-		if c.Counted {
-			r.printf("  meanwhile: %s\n", changeCounts(*c))
-		}
-	}
-	for _, f := range s.Watermarks {
-		r.printf("freshness %-30s writes %5d seen %5d p50 %8s ms p99 %8s ms max %8s ms%s\n",
-			f.Hop, f.Writes, f.Reached, lagText(f, f.P50), lagText(f, f.P99), lagText(f, f.Max), unseenText(f))
-	}
-	for _, f := range s.Freshness {
-		r.printf("freshness %-22s %-10s writes %5d seen %5d p50 %8s ms p99 %8s ms max %8s ms%s\n",
-			f.Hop, f.Phase, f.Writes, f.Reached, lagText(f, f.P50), lagText(f, f.P99), lagText(f, f.Max), unseenText(f))
-		if f.Violations > 0 {
-			r.printf("READ-YOUR-WRITES VIOLATED on %s: %d answers below their Spice-Min-Position (first: %s)\n", f.Hop, f.Violations, f.Violation)
-		}
-	}
-	r.printf("\n")
 }

@@ -1,93 +1,32 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"os/exec"
-	"strconv"
 	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
-// MetricCPU is the Prometheus process collector's CPU counter (user + system).
-const MetricCPU = "process_cpu_seconds_total"
+// Metrics the benchmark reads from a Prometheus endpoint.
+const (
+	// MetricCPU is the process collector's CPU counter (user + system).
+	MetricCPU = "process_cpu_seconds_total"
+	// MetricRSS is the process collector's resident memory gauge.
+	MetricRSS = "process_resident_memory_bytes"
+	// MetricWatermark is the runtimes' gauge of the source position (a Postgres
+	// LSN as a number) that a dataset reflects, labelled dataset="<name>".
+	MetricWatermark = "dataset_watermark_lsn"
+)
 
-// MetricWatermark is the runtimes' gauge of the source position (a Postgres LSN
-// as a number) that a dataset's data reflects, labelled dataset="<name>".
-const MetricWatermark = "dataset_watermark_lsn"
+// Metrics is one scrape of a Prometheus text exposition, by family name.
+type Metrics map[string]*dto.MetricFamily
 
-// MetricKey names one sample of a Prometheus text exposition: a metric and, when
-// Label is set, the value that label must have (other labels are ignored).
-type MetricKey struct {
-	Name  string
-	Label string // e.g. "dataset"; none when empty
-	Value string // e.g. "orders"
-}
-
-// ParseMetrics finds the value of each key in a Prometheus text exposition;
-// found[i] says whether keys[i] was there. The first matching sample wins.
-func ParseMetrics(r io.Reader, keys []MetricKey) (values []float64, found []bool) {
-	values, found = make([]float64, len(keys)), make([]bool, len(keys))
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		for i, k := range keys {
-			if found[i] {
-				continue
-			}
-			v, ok := sampleOf(line, k)
-			if ok {
-				values[i], found[i] = v, true
-			}
-		}
-	}
-	return values, found
-}
-
-// sampleOf parses line as a sample of k: `name{labels} value [timestamp]`.
-func sampleOf(line string, k MetricKey) (float64, bool) {
-	rest, ok := strings.CutPrefix(line, k.Name)
-	if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
-		return 0, false
-	}
-	labels := ""
-	if rest[0] == '{' {
-		end := strings.LastIndex(rest, "}")
-		if end < 0 {
-			return 0, false
-		}
-		labels, rest = rest[1:end], rest[end+1:]
-	}
-	if k.Label != "" && !hasLabel(labels, k.Label, k.Value) {
-		return 0, false
-	}
-	fields := strings.Fields(rest)
-	if len(fields) == 0 {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(fields[0], 64)
-	return v, err == nil
-}
-
-// hasLabel reports whether the label set `a="x",b="y"` has name="value".
-func hasLabel(labels, name, value string) bool {
-	want := name + `="` + value + `"`
-	for part := range strings.SplitSeq(labels, ",") {
-		if strings.TrimSpace(part) == want {
-			return true
-		}
-	}
-	return false
-}
-
-// scrape reads url and returns the values of keys, failing when one is missing.
-func scrape(ctx context.Context, client *http.Client, url string, keys ...MetricKey) ([]float64, error) {
+// Scrape reads and parses url's metrics.
+func Scrape(ctx context.Context, client *http.Client, url string) (Metrics, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("metrics %s: %w", url, err)
@@ -98,48 +37,75 @@ func scrape(ctx context.Context, client *http.Client, url string, keys ...Metric
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil, fmt.Errorf("metrics %s: status %d", url, resp.StatusCode)
 	}
-	vals, found := ParseMetrics(resp.Body, keys)
-	_, _ = io.Copy(io.Discard, resp.Body)
-	for i, ok := range found {
-		if !ok {
-			return nil, fmt.Errorf("metrics %s: no %s", url, keyText(keys[i]))
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("metrics %s: %w", url, err)
+	}
+	return fams, nil
+}
+
+// Value is the first sample of name whose labels hold label="value" (any
+// sample when label is empty). name may end in _sum or _count to read a
+// histogram's or summary's.
+func (m Metrics) Value(name, label, value string) (float64, bool) {
+	fam, part := m[name], ""
+	for _, suffix := range []string{"_sum", "_count"} {
+		if base, ok := strings.CutSuffix(name, suffix); fam == nil && ok {
+			fam, part = m[base], suffix
 		}
 	}
-	return vals, nil
+	if fam == nil {
+		return 0, false
+	}
+	for _, s := range fam.GetMetric() {
+		if label == "" || hasLabel(s, label, value) {
+			return sampleValue(s, part), true
+		}
+	}
+	return 0, false
 }
 
-func keyText(k MetricKey) string {
-	if k.Label == "" {
-		return k.Name
+func hasLabel(s *dto.Metric, name, value string) bool {
+	for _, l := range s.GetLabel() {
+		if l.GetName() == name && l.GetValue() == value {
+			return true
+		}
 	}
-	return fmt.Sprintf("%s{%s=%q}", k.Name, k.Label, k.Value)
+	return false
 }
 
-// composeContainer names the first container of a Compose service, of project
-// when given (several stacks on one host must not be confused).
-func composeContainer(ctx context.Context, docker, project, service string) (string, error) {
-	return findContainer(ctx, docker, project, service, false)
+func sampleValue(s *dto.Metric, part string) float64 {
+	switch {
+	case s.Counter != nil:
+		return s.GetCounter().GetValue()
+	case s.Gauge != nil:
+		return s.GetGauge().GetValue()
+	case s.Untyped != nil:
+		return s.GetUntyped().GetValue()
+	case s.Histogram != nil && part == "_sum":
+		return s.GetHistogram().GetSampleSum()
+	case s.Histogram != nil:
+		return float64(s.GetHistogram().GetSampleCount())
+	case s.Summary != nil && part == "_sum":
+		return s.GetSummary().GetSampleSum()
+	case s.Summary != nil:
+		return float64(s.GetSummary().GetSampleCount())
+	}
+	return 0
 }
 
-// findContainer is composeContainer, also among stopped containers when all.
-func findContainer(ctx context.Context, docker, project, service string, all bool) (string, error) {
-	args := []string{"ps", "--filter", "label=com.docker.compose.service=" + service}
-	if all {
-		args = append(args, "-a")
-	}
-	if project != "" {
-		args = append(args, "--filter", "label=com.docker.compose.project="+project)
-	}
-	out, err := exec.CommandContext(ctx, docker, append(args, "--format", "{{.Names}}")...).Output()
+// scrapeValue scrapes url and reads one value of it.
+func scrapeValue(ctx context.Context, client *http.Client, url, name, label, value string) (float64, error) {
+	m, err := Scrape(ctx, client, url)
 	if err != nil {
-		return "", fmt.Errorf("docker ps: %w", err)
+		return 0, err
 	}
-	name, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	if name == "" {
-		return "", fmt.Errorf("no container of compose service %q (project %q)", service, project)
+	v, ok := m.Value(name, label, value)
+	if !ok {
+		return 0, fmt.Errorf("metrics %s: no %s", url, name)
 	}
-	return name, nil
+	return v, nil
 }

@@ -95,21 +95,12 @@ type SizeResult struct {
 	Notes      []string    `json:"notes,omitempty"`
 }
 
-// ChangeCost is the CPU each process spent per write over a window with writes
-// only (no reads): per change applied, for the runtimes.
+// ChangeCost is the CPU each process spent per write over a window with
+// writes only (no reads): per change applied, for the runtimes.
 type ChangeCost struct {
 	Duration time.Duration `json:"duration_ns"`
 	Writes   int64         `json:"writes"` // acknowledged in the window
 	CPU      []ProcessCPU  `json:"cpu"`
-	// Queries runtime 1 answered in the window (runtime 2's refreshes of the
-	// view, the api's reads) and their total time in its engine, from its
-	// query_duration_ms histogram; Refreshes of runtime 2's rankings. Zero when
-	// unknown (Counted false).
-	Counted       bool    `json:"counted,omitempty"`
-	Queries       int64   `json:"runtime1_queries,omitempty"`
-	QueryMillis   float64 `json:"runtime1_query_ms,omitempty"`
-	Refreshes     int64   `json:"runtime2_refreshes,omitempty"`
-	RefreshMillis float64 `json:"runtime2_refresh_ms,omitempty"`
 }
 
 // OpenResult is one open-loop rate.
@@ -170,17 +161,17 @@ const (
 	NA   = "n/a"
 )
 
-// Goal is one goal of issue 6 with what this run measured.
+// Goal is one goal with what a run measured.
 type Goal struct {
 	Goal   string `json:"goal"`
 	Got    string `json:"got"`
 	Status string `json:"status"` // Pass, Miss or NA
 }
 
-// Goals checks the issue's goals against one size's measurement. conc is the
-// closed loop's connection count (the p99 goal is stated at 100). The issue states
-// them for 100k orders at 100 writes/s on 2 cores; other settings are reported
-// all the same.
+// Goals checks the read path's goals against one size's measurement. conc is
+// the closed loop's connection count (the p99 goal is stated at 100). They are
+// stated for 100k orders at 100 writes/s on 2 cores; other settings are
+// reported all the same.
 func Goals(s SizeResult, conc int) []Goal {
 	mat := find(s.Closed, PathMaterialized, false)
 	accOff := find(s.Closed, PathAccelerated, true)
@@ -218,13 +209,12 @@ func Goals(s SizeResult, conc int) []Goal {
 	goals = append(goals, p99, non2xxGoal(s))
 	goals = append(goals, lagGoal(s, HopAccelerated, "write-to-visible p99 < 100 ms, accelerated hop", 100*time.Millisecond))
 	goals = append(goals, lagGoal(s, HopMaterialized, "write-to-visible p99 < 250 ms, end to end (materialized)", 250*time.Millisecond))
-	return goals
+	return append(goals, scaleGoals(s)...)
 }
 
-// Goals14 checks issue 14's goals against one size's measurement: CPU per
-// materialized read, materialized throughput against /noop, and freshness from
-// the runtimes' watermarks. Flatness across sizes is in the scale summary.
-func Goals14(s SizeResult) []Goal {
+// scaleGoals are the goals of CPU per materialized read, materialized
+// throughput against /noop, and freshness from the runtimes' watermarks.
+func scaleGoals(s SizeResult) []Goal {
 	mat := find(s.Closed, PathMaterialized, false)
 	cpu := Goal{Goal: "CPU per materialized read (api + runtime 2) <= 80 us", Status: NA, Got: "not measured"}
 	if mat != nil {
@@ -368,18 +358,6 @@ func reasonList(rs []Reason) string {
 		parts[i] = fmt.Sprintf("%s×%d", r.Why, r.Count)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// unseenText is the progress line's tail for a hop that missed writes.
-func unseenText(f Freshness) string {
-	if f.Unreached == 0 {
-		return ""
-	}
-	s := fmt.Sprintf(" not seen %d", f.Unreached)
-	if len(f.NotSeen) > 0 {
-		s += " (" + reasonList(f.NotSeen) + ")"
-	}
-	return s
 }
 
 // ms is d in milliseconds.

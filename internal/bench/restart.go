@@ -1,15 +1,13 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -46,22 +44,6 @@ const (
 	serviceMaterialized = "materialized"
 )
 
-// RestartStack is the compose stack as the restart benchmark drives it.
-type RestartStack interface {
-	// Stop stops a service's container: SIGTERM and its grace period, or SIGKILL
-	// when crash; it returns once the container is no longer running.
-	Stop(ctx context.Context, service string, crash bool) error
-	// Start starts a stopped service's container.
-	Start(ctx context.Context, service string) error
-	// Process is the host pid of a service's main process and when it started.
-	Process(ctx context.Context, service string) (pid int, started time.Time, err error)
-	// Logs is a service's log since a time.
-	Logs(ctx context.Context, service string, since time.Time) (string, error)
-	// UseMode re-creates the accelerated service with the compose files of mode
-	// (RestartMemory or RestartFile), unless it runs with them already.
-	UseMode(ctx context.Context, mode string) error
-}
-
 // RuntimeURLs are where the benchmark reads one runtime.
 type RuntimeURLs struct {
 	HTTP    string // base URL of the Spice HTTP API (GET /v1/ready needs no key)
@@ -89,7 +71,10 @@ type RestartConfig struct {
 
 	DB     DB // seeds, counts, times COPY, reads pg_current_wal_lsn()
 	Writes DB // a second connection for the writes during restarts; none when nil
-	Stack  RestartStack
+	// Stack is the compose project; MemoryFiles and FileFiles its compose
+	// files with runtime 1 in mode: memory and in mode: file.
+	Stack                  *Stack
+	MemoryFiles, FileFiles []string
 	// ProcDir is where the runtimes' processes are seen ("/proc"): peak RSS is
 	// their VmHWM. When unreadable (not on the Docker host), the highest
 	// process_resident_memory_bytes sampled while starting is reported instead.
@@ -154,21 +139,10 @@ type RestartRunner struct {
 
 // NewRestartRunner returns a runner for cfg with its defaults filled in.
 func NewRestartRunner(cfg RestartConfig) *RestartRunner {
-	if cfg.Rounds <= 0 {
-		cfg.Rounds = DefaultRestartRounds
-	}
-	if cfg.ReadyTimeout <= 0 {
-		cfg.ReadyTimeout = DefaultReadyTimeout
-	}
-	if cfg.CatchUpTimeout <= 0 {
-		cfg.CatchUpTimeout = DefaultRestartCatchUpTimeout
-	}
-	if cfg.Poll <= 0 {
-		cfg.Poll = DefaultRestartPoll
-	}
-	if cfg.ProcDir == "" {
-		cfg.ProcDir = "/proc"
-	}
+	cfg.Rounds = cmp.Or(max(cfg.Rounds, 0), DefaultRestartRounds)
+	cfg.ReadyTimeout = cmp.Or(max(cfg.ReadyTimeout, 0), DefaultReadyTimeout)
+	cfg.CatchUpTimeout = cmp.Or(max(cfg.CatchUpTimeout, 0), DefaultRestartCatchUpTimeout)
+	cfg.Poll = cmp.Or(max(cfg.Poll, 0), DefaultRestartPoll)
 	return &RestartRunner{cfg: cfg, client: &http.Client{Timeout: 2 * time.Second}}
 }
 
@@ -178,7 +152,7 @@ func NewRestartRunner(cfg RestartConfig) *RestartRunner {
 func (r *RestartRunner) Run(ctx context.Context) (*RestartReport, error) {
 	c := r.cfg
 	r.rep = &RestartReport{Started: time.Now(), Command: c.Command, Rounds: c.Rounds,
-		Machine: DescribeMachine(ctx, "docker")}
+		Machine: DescribeMachine(ctx, c.Stack)}
 	if c.Writes != nil {
 		r.rep.WriteRate = c.WriteRate
 	}
@@ -222,7 +196,7 @@ func (r *RestartRunner) runSize(ctx context.Context, size int64) error {
 	defer func() { r.rep.Copies = append(r.rep.Copies, sizeCopy(r.rep.Results, orders)) }()
 	for _, target := range r.cfg.Targets {
 		if target == RestartFile {
-			if err := r.cfg.Stack.UseMode(ctx, RestartFile); err != nil {
+			if err := r.useModeOnly(ctx, RestartFile); err != nil {
 				return err
 			}
 			r.measure(ctx, orders, target, RestartFirst, 1, nil)
@@ -252,7 +226,7 @@ func (r *RestartRunner) seed(ctx context.Context, size int64) error {
 	}
 	r.printf("seed: runtimes stopped while orders grow to %s\n", count(size))
 	for _, s := range []string{serviceMaterialized, serviceAccelerated} {
-		if err := r.cfg.Stack.Stop(ctx, s, false); err != nil {
+		if err := r.stop(ctx, s, false); err != nil {
 			return err
 		}
 	}
@@ -272,7 +246,7 @@ func (r *RestartRunner) seed(ctx context.Context, size int64) error {
 
 // useMode switches runtime 1 to mode and waits until both runtimes are ready.
 func (r *RestartRunner) useMode(ctx context.Context, mode string) error {
-	if err := r.cfg.Stack.UseMode(ctx, mode); err != nil {
+	if err := r.useModeOnly(ctx, mode); err != nil {
 		return err
 	}
 	for _, s := range []string{serviceAccelerated, serviceMaterialized} {
@@ -284,7 +258,7 @@ func (r *RestartRunner) useMode(ctx context.Context, mode string) error {
 }
 
 func (r *RestartRunner) restart(ctx context.Context, service string, crash bool) error {
-	if err := r.cfg.Stack.Stop(ctx, service, crash); err != nil {
+	if err := r.stop(ctx, service, crash); err != nil {
 		return err
 	}
 	return r.cfg.Stack.Start(ctx, service)
@@ -312,7 +286,7 @@ func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind 
 			return
 		}
 	}
-	pid, started, err := r.cfg.Stack.Process(ctx, service)
+	pid, started, err := r.process(ctx, service)
 	if err != nil {
 		res.Err = err.Error()
 		return
@@ -325,11 +299,11 @@ func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind 
 	urls := r.urls(service)
 	sampled := int64(0)
 	sample := func() {
-		if b, err := scrapeRSS(ctx, r.client, urls.Metrics); err == nil {
-			sampled = max(sampled, b)
+		if b, err := scrapeValue(ctx, r.client, urls.Metrics, MetricRSS, "", ""); err == nil {
+			sampled = max(sampled, int64(b))
 		}
 	}
-	procOK := r.peakRSS(pid) > 0
+	procOK := peakRSS(r.cfg.ProcDir, pid) > 0
 	if procOK {
 		sample = nil
 	}
@@ -342,7 +316,7 @@ func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind 
 	if at, ok := r.waitWatermark(ctx, urls.Metrics, datasetOf(service), target0); ok {
 		res.CaughtUp = at.Sub(started)
 	}
-	if b := r.peakRSS(pid); b > 0 {
+	if b := peakRSS(r.cfg.ProcDir, pid); b > 0 {
 		res.PeakRSS, res.RSSSource = b, "VmHWM"
 	} else {
 		res.PeakRSS, res.RSSSource = sampled, "highest "+MetricRSS+" sampled"
@@ -366,64 +340,24 @@ func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind 
 
 // waitReady polls /v1/ready until it answers 200, calling sample between polls.
 func (r *RestartRunner) waitReady(ctx context.Context, urls RuntimeURLs, since time.Time, sample func()) (time.Time, error) {
-	deadline := since.Add(r.cfg.ReadyTimeout)
-	for {
-		if r.ready(ctx, urls.HTTP) {
-			return time.Now(), nil
-		}
-		if sample != nil {
+	c := &Client{BaseURL: urls.HTTP, HTTP: r.client}
+	err := Poll(ctx, time.Until(since.Add(r.cfg.ReadyTimeout)), r.cfg.Poll, urls.HTTP+"/v1/ready to answer 200", func() bool {
+		status, _, _ := c.Do(ctx, http.MethodGet, "/v1/ready", nil, nil)
+		if status != http.StatusOK && sample != nil {
 			sample()
 		}
-		if time.Now().After(deadline) {
-			return time.Time{}, fmt.Errorf("%s/v1/ready not 200 after %s", urls.HTTP, r.cfg.ReadyTimeout)
-		}
-		select {
-		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
-		case <-time.After(r.cfg.Poll):
-		}
-	}
-}
-
-func (r *RestartRunner) ready(ctx context.Context, base string) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/ready", nil)
-	if err != nil {
-		return false
-	}
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return false
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+		return status == http.StatusOK
+	})
+	return time.Now(), err
 }
 
 // waitWatermark polls the runtime's watermark of dataset until it reaches lsn.
 func (r *RestartRunner) waitWatermark(ctx context.Context, metrics, dataset string, lsn int64) (time.Time, bool) {
-	deadline := time.Now().Add(r.cfg.CatchUpTimeout)
-	key := MetricKey{Name: MetricWatermark, Label: "dataset", Value: dataset}
-	for time.Now().Before(deadline) {
-		if v, err := scrape(ctx, r.client, metrics, key); err == nil && int64(v[0]) >= lsn {
-			return time.Now(), true
-		}
-		select {
-		case <-ctx.Done():
-			return time.Time{}, false
-		case <-time.After(r.cfg.Poll):
-		}
-	}
-	return time.Time{}, false
-}
-
-// peakRSS is the process's VmHWM, 0 when it cannot be read.
-func (r *RestartRunner) peakRSS(pid int) int64 {
-	b, err := os.ReadFile(filepath.Join(r.cfg.ProcDir, strconv.Itoa(pid), "status"))
-	if err != nil {
-		return 0
-	}
-	v, _ := ParseVmHWM(string(b))
-	return v
+	err := Poll(ctx, r.cfg.CatchUpTimeout, r.cfg.Poll, dataset+"'s watermark", func() bool {
+		v, err := scrapeValue(ctx, r.client, metrics, MetricWatermark, "dataset", dataset)
+		return err == nil && int64(v) >= lsn
+	})
+	return time.Now(), err == nil
 }
 
 // timeCopy times Postgres's COPY of orders to /dev/null (server side: no client,
@@ -500,4 +434,44 @@ func datasetOf(service string) string {
 		return "rankings"
 	}
 	return "orders"
+}
+
+// stop stops a service: SIGTERM and its grace period, or SIGKILL when crash;
+// it returns once the container is no longer running, or its restart policy
+// started it again (then Start has nothing to do).
+func (r *RestartRunner) stop(ctx context.Context, service string, crash bool) error {
+	if crash {
+		if err := r.cfg.Stack.Signal(ctx, service, "KILL"); err != nil {
+			return err
+		}
+		return r.cfg.Stack.WaitStopped(ctx, service, time.Minute)
+	}
+	return r.cfg.Stack.Stop(ctx, service)
+}
+
+// process is the host pid of a service's main process and when it started.
+func (r *RestartRunner) process(ctx context.Context, service string) (int, time.Time, error) {
+	c, err := r.cfg.Stack.Inspect(ctx, service)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	if c.State == nil || c.State.Pid == 0 {
+		return 0, time.Time{}, fmt.Errorf("%s: no process: is it running?", service)
+	}
+	started, err := time.Parse(time.RFC3339Nano, c.State.StartedAt)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("%s: start time %q: %w", service, c.State.StartedAt, err)
+	}
+	return c.State.Pid, started, nil
+}
+
+// useModeOnly runs compose up for the accelerated service with the mode's
+// files; compose re-creates the container only when its configuration changed.
+func (r *RestartRunner) useModeOnly(ctx context.Context, mode string) error {
+	st := r.cfg.Stack.WithFiles(r.cfg.MemoryFiles...)
+	if mode == RestartFile {
+		st = r.cfg.Stack.WithFiles(r.cfg.FileFiles...)
+	}
+	_, err := st.Run(ctx, "up", "-d", "--no-deps", serviceAccelerated)
+	return err
 }

@@ -123,20 +123,3 @@ func closingQuote(s string) int {
 	}
 	return -1
 }
-
-// ParseVmHWM reads the peak resident set size (VmHWM, in kB) of a
-// /proc/<pid>/status file, in bytes.
-func ParseVmHWM(status string) (int64, bool) {
-	for line := range strings.SplitSeq(status, "\n") {
-		v, ok := strings.CutPrefix(line, "VmHWM:")
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		return kb << 10, true
-	}
-	return 0, false
-}

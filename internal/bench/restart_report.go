@@ -2,8 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
+	"text/template"
 	"time"
 )
 
@@ -196,74 +197,18 @@ func RestartGoals(sums []RestartSummary) []RestartGoal {
 
 // RestartMarkdown renders the run: the table per size, the goal, the notes.
 func RestartMarkdown(rep *RestartReport) string {
-	var b strings.Builder
-	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("# Restart benchmark\n\n")
-	p("Run of %s", rep.Started.UTC().Format("2006-01-02 15:04:05 UTC"))
-	if rep.Command != "" {
-		p(":\n\n```sh\n%s\n```\n\n", rep.Command)
-	} else {
-		p(".\n\n")
-	}
-	m := rep.Machine
-	p("Machine: %d cores (%s), %s RAM, %s, kernel %s, Docker %s. Each runtime container has 2 CPUs and 2 GB.\n\n",
-		m.Cores, m.CPU, bytesText(m.MemoryBytes), m.OS, m.Kernel, m.Docker)
-	writes := "no writes"
-	if rep.WriteRate > 0 {
-		writes = fmt.Sprintf("%.0f orders/s written into Postgres meanwhile", rep.WriteRate)
-	}
-	p("Each runtime restarted %d times per kind, %s. *stop*: SIGTERM (drain, clean shutdown), then start; "+
-		"*kill*: SIGKILL, then start; *first*: runtime 1 re-created in mode: file over a stale or empty file (a snapshot into the file). "+
-		"Times are from the process's start (docker's StartedAt): **ready** until GET /v1/ready answers 200, "+
-		"*first log* until its first log line (binary loaded, Go running), *listening* until the log says \"runtime started\" "+
-		"(store open, servers listening), **caught up** until the runtime's watermark "+
-		"(orders for runtime 1, rankings for runtime 2) covers Postgres's pg_current_wal_lsn() read just after the start. "+
-		"Median (worst). Peak RSS is the process's VmHWM, the worst of the runs.\n\n", rep.Rounds, writes)
 	sums := SummarizeRestarts(rep.Results, rep.Copies)
-	p("| orders | runtime | restart | runs | ready s | first log s | listening s | caught up s | peak RSS | start | snapshot rows/s | vs COPY |\n")
-	p("|---:|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n")
-	for _, s := range sums {
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", count(s.Orders), targetTitle(s.Target), s.Kind,
-			runsText(s), pairText(s.ReadyMedian, s.ReadyMax), seconds(s.FirstLogMedian), seconds(s.ListenMedian), caughtText(s),
-			rssText(s.PeakRSS), s.Path, rateText(s.SnapshotRate), ratioText(s.VsCopy))
-	}
-	p("\n")
-	if len(rep.Copies) > 0 {
-		p("COPY, for the snapshot's read speed: `COPY orders TO '/dev/null'` run by Postgres itself (no client, no network), " +
-			"timed just before each restart of runtime 1 in mode: memory; the median:\n\n")
-		for _, c := range rep.Copies {
-			if c.Took <= 0 {
-				p("- %s orders: not timed\n", count(c.Orders))
-				continue
-			}
-			p("- %s orders in %s: %s rows/s (median of %d)\n", count(c.Orders), c.Took.Round(time.Millisecond),
-				rateText(float64(c.Orders)/c.Took.Seconds()), c.Runs)
-		}
-		p("\nThe snapshot's rows/s is its rows over its \"took\" (read from Postgres and written into DuckDB, in one transaction); " +
-			"*vs COPY* is the median over the runs of that over the rows/s of the COPY just before the run (for mode: file's first start, over the median COPY).\n\n")
-	}
-	if goals := RestartGoals(sums); len(goals) > 0 {
-		p("Goal: runtime 1 in mode: file ready within %s s of its start at any size, because it resumes.\n\n", seconds(RestartFileGoal))
-		for _, g := range goals {
-			p("- %s at %s orders: %s\n", g.Status, count(g.Orders), g.Got)
-		}
-		p("\n")
-	}
-	for _, s := range sums {
-		if s.Reconnects > 0 {
-			p("- %s %s at %s orders: %d reconnects of the feed while starting, first: %s\n",
-				targetTitle(s.Target), s.Kind, count(s.Orders), s.Reconnects, s.FirstError)
-		}
-	}
-	for _, r := range rep.Results {
-		if r.Err != "" {
-			p("- failed: %s %s #%d at %s orders: %s\n", targetTitle(r.Target), r.Kind, r.Round, count(r.Orders), r.Err)
-		}
-	}
-	for _, n := range rep.Notes {
-		p("- note: %s\n", n)
-	}
-	return b.String()
+	return render("restart-report", struct {
+		*RestartReport
+		Sums  []RestartSummary
+		Goals []RestartGoal
+	}{rep, sums, RestartGoals(sums)})
+}
+
+func init() {
+	maps.Copy(funcs, template.FuncMap{"target": targetTitle, "runs": runsText, "pair": pairText, "caught": caughtText,
+		"rss": rssText, "rate": rateText, "copyRate": func(c CopyTiming) string { return rateText(float64(c.Orders) / c.Took.Seconds()) },
+		"goalLimit": func() string { return seconds(RestartFileGoal) }})
 }
 
 func targetTitle(t string) string {
@@ -283,13 +228,6 @@ func runsText(s RestartSummary) string {
 		return fmt.Sprintf("%d (%d failed)", s.Runs, s.Failed)
 	}
 	return fmt.Sprint(s.Runs)
-}
-
-func seconds(d time.Duration) string {
-	if d <= 0 {
-		return NA
-	}
-	return fmt.Sprintf("%.2f", d.Seconds())
 }
 
 func pairText(med, worst time.Duration) string {

@@ -55,26 +55,6 @@ time=2026-12-03T12:17:43Z level=INFO msg="snapshot taken" rows=20 took=2s`,
 	}
 }
 
-func TestParseVmHWM(t *testing.T) {
-	tests := []struct {
-		name, status string
-		want         int64
-		ok           bool
-	}{
-		{"status file", "Name:\tdataruntime\nVmPeak:\t 2000 kB\nVmHWM:\t  107712 kB\nVmRSS:\t  100 kB\n", 107712 << 10, true},
-		{"no such line", "Name:\tx\nVmRSS:\t 100 kB\n", 0, false},
-		{"not a number", "VmHWM:\t lots kB\n", 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := bench.ParseVmHWM(tt.status)
-			if got != tt.want || ok != tt.ok {
-				t.Fatalf("ParseVmHWM = %d, %v; want %d, %v", got, ok, tt.want, tt.ok)
-			}
-		})
-	}
-}
-
 func restartResult(target, kind string, ready, caught time.Duration, rss int64, log bench.StartLog) bench.RestartResult {
 	return bench.RestartResult{Orders: 1_000_000, Target: target, Kind: kind, Ready: ready, CaughtUp: caught, PeakRSS: rss, Log: log}
 }

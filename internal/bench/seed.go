@@ -1,13 +1,9 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,7 +14,7 @@ import (
 // enough that a million orders take a few dozen statements.
 const DefaultSeedChunk = 100_000
 
-// DB runs the seeder's SQL. Postgres (pgx) and DockerPSQL implement it.
+// DB runs the seeder's SQL; Postgres implements it over pgx.
 type DB interface {
 	Exec(ctx context.Context, sql string) error
 	Int(ctx context.Context, sql string) (int64, error)
@@ -27,16 +23,13 @@ type DB interface {
 // Postgres is a DB over one pgx connection.
 type Postgres struct{ conn *pgx.Conn }
 
-var (
-	_ DB = (*Postgres)(nil)
-	_ DB = (*DockerPSQL)(nil)
-)
+var _ DB = (*Postgres)(nil)
 
 // OpenPostgres connects to url.
 func OpenPostgres(ctx context.Context, url string) (*Postgres, error) {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
-		return nil, fmt.Errorf("connect to postgres for seeding: %w (check --postgres-url, or seed through --postgres-container)", err)
+		return nil, fmt.Errorf("connect to postgres for seeding: %w (check --postgres-url; a URL without a password takes $PGPASSWORD)", err)
 	}
 	return &Postgres{conn: conn}, nil
 }
@@ -56,53 +49,6 @@ func (p *Postgres) Int(ctx context.Context, sql string) (int64, error) {
 
 // Close closes the connection.
 func (p *Postgres) Close(ctx context.Context) error { return p.conn.Close(ctx) }
-
-// DockerPSQL is a DB that runs psql inside the Postgres container, for a stack that
-// does not publish Postgres' port.
-type DockerPSQL struct {
-	Docker    string // the docker CLI; "docker" when empty
-	Container string // name or id of the Postgres container
-	User      string // "postgres" when empty
-	Database  string // "postgres" when empty
-}
-
-// Exec runs sql.
-func (d *DockerPSQL) Exec(ctx context.Context, sql string) error {
-	_, err := d.run(ctx, sql)
-	return err
-}
-
-// Int runs sql, which must answer one integer.
-func (d *DockerPSQL) Int(ctx context.Context, sql string) (int64, error) {
-	out, err := d.run(ctx, sql)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("psql answered %q, want an integer", strings.TrimSpace(out))
-	}
-	return n, nil
-}
-
-func (d *DockerPSQL) run(ctx context.Context, sql string) (string, error) {
-	docker, user, db := orDefault(d.Docker, "docker"), orDefault(d.User, "postgres"), orDefault(d.Database, "postgres")
-	cmd := exec.CommandContext(ctx, docker, "exec", "-i", d.Container,
-		"psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-U", user, "-d", db, "-c", sql)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("docker exec %s psql: %w: %s", d.Container, err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
 
 // Seeder grows the orders table to a given size, fast: one INSERT ... SELECT over
 // generate_series per chunk, each a transaction of its own, with random products
@@ -175,4 +121,27 @@ func (s *Seeder) printf(format string, args ...any) {
 	if s.Out != nil {
 		fmt.Fprintf(s.Out, format, args...)
 	}
+}
+
+// Backlog writes n orders as n transactions of one row each, from a DO block
+// that commits per row inside Postgres, with synchronous_commit off so that
+// the commits are not what the time is spent on: a backlog of many small
+// transactions, as a busy command side leaves it for the runtimes.
+func (p *Postgres) Backlog(ctx context.Context, n int) error {
+	do := fmt.Sprintf(`DO $$
+DECLARE ids int[] := ARRAY(SELECT id FROM products ORDER BY id);
+BEGIN
+  FOR i IN 1..%d LOOP
+    INSERT INTO orders (product_id, count) VALUES (ids[1 + i %% cardinality(ids)], 1 + i %% 10);
+    COMMIT;
+  END LOOP;
+END $$`, n)
+	// One statement per simple query: a DO block may commit only outside a
+	// transaction block, which several statements in one query would make.
+	for _, sql := range []string{"SET synchronous_commit = off", do, "RESET synchronous_commit"} {
+		if _, err := p.conn.PgConn().Exec(ctx, sql).ReadAll(); err != nil {
+			return fmt.Errorf("write a backlog of %d orders: %w", n, err)
+		}
+	}
+	return nil
 }

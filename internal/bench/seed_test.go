@@ -3,8 +3,6 @@ package bench_test
 import (
 	"context"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -99,32 +97,50 @@ func TestSeeder(t *testing.T) {
 }
 
 // The same through docker exec psql, as for a stack that does not publish 5432.
-func TestDockerPSQL(t *testing.T) {
-	dsn := MustSchema(t)
+// TestBacklog writes a backlog of one-row transactions: every row its own
+// commit, so the WAL holds one commit record per order.
+func TestBacklog(t *testing.T) {
 	ctx := context.Background()
-	out, err := exec.CommandContext(ctx, "docker", "ps", "-q", "--filter", "label="+pgtest.LabelKey,
-		"--filter", "publish="+strconv.Itoa(pg.Port)).Output()
-	id := strings.TrimSpace(string(out))
-	if err != nil || id == "" || strings.Contains(id, "\n") {
-		t.Fatalf("find the container: %q, %v", id, err)
-	}
-	cfg, err := pgx.ParseConfig(dsn)
+	dsn := MustSchema(t)
+	pg, err := bench.OpenPostgres(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := &bench.DockerPSQL{Container: id, User: cfg.User, Database: cfg.Database}
-	s := bench.NewSeeder(db)
-	if added, err := s.SeedTo(ctx, 503); err != nil || added != 500 {
-		t.Fatalf("added=%d, %v; want 500", added, err)
+	defer pg.Close(ctx)
+	had, err := bench.NewSeeder(pg).Count(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n, err := s.Count(ctx); err != nil || n != 503 {
-		t.Fatalf("count=%d, %v; want 503", n, err)
+	before := xid(t, dsn)
+	if err := pg.Backlog(ctx, 50); err != nil {
+		t.Fatal(err)
 	}
-	if err := db.Exec(ctx, "SELECT * FROM no_such_table"); err == nil || !strings.Contains(err.Error(), "no_such_table") {
-		t.Fatalf("err=%v, want psql's message", err)
+	n, err := bench.NewSeeder(pg).Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := n-had, int64(50); got != want {
+		t.Fatalf("orders=%d, want %d", got, want)
+	}
+	if got := xid(t, dsn) - before; got < 50 {
+		t.Fatalf("%d transactions for 50 orders, want one each", got)
 	}
 }
 
+// xid is the next transaction id of the database at dsn.
+func xid(tb testing.TB, dsn string) int64 {
+	tb.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int64
+	if err := conn.QueryRow(context.Background(), "SELECT txid_current()").Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
 func TestSeeder_NoProducts(t *testing.T) {
 	dsn := MustSchema(t)
 	ctx := context.Background()

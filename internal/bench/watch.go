@@ -1,9 +1,8 @@
 package bench
 
 import (
-	"bufio"
+	"cmp"
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -21,9 +20,6 @@ const DefaultFreshnessConcurrency = 128
 // still happens at the write rate; reading each one on every hop would add three
 // reads per write, a load of its own on a small machine.
 const DefaultFreshnessSample = 10
-
-// maxMessage bounds the part of a failed answer's body kept as its reason.
-const maxMessage = 200
 
 // Probe is one hop's read: a GET of an API path, or a query posted to a runtime's
 // HTTP API. The answer's Spice-Position says what the hop reflects.
@@ -154,7 +150,7 @@ func (w *Watch) read(p Probe, slots chan struct{}, wr Write) {
 			return
 		}
 	}
-	a.Status, a.Position, a.Err = askAt(w.ctx, w.client.HTTP, p, wr.Token)
+	a.Status, a.Position, a.Err = askAt(w.ctx, w.client, p, wr.Token)
 	a.At = time.Since(w.epoch)
 	<-slots
 	if a.Status == ErrorStatus && w.ctx.Err() != nil {
@@ -163,48 +159,16 @@ func (w *Watch) read(p Probe, slots chan struct{}, wr Write) {
 	w.record(a)
 }
 
-// askAt sends p with Spice-Min-Position: token and reads the whole answer. It
-// returns the status (ErrorStatus when no answer came), the answer's position,
-// and why it failed: the transport error's kind, or the first line of a non-2xx
-// body.
-func askAt(ctx context.Context, client *http.Client, p Probe, token position.LSN) (int, position.LSN, string) {
-	method := p.Method
-	if method == "" {
-		method = http.MethodGet
+// askAt sends p with Spice-Min-Position: token and reads the whole answer:
+// its status (ErrorStatus when none came), its position, and why it failed.
+func askAt(ctx context.Context, client *Client, p Probe, token position.LSN) (int, position.LSN, string) {
+	hdr := p.Header.Clone()
+	if hdr == nil {
+		hdr = http.Header{}
 	}
-	var body io.Reader
-	if p.Body != "" {
-		body = strings.NewReader(p.Body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, p.URL, body)
-	if err != nil {
-		return ErrorStatus, 0, "bad request: " + err.Error()
-	}
-	for k, v := range p.Header {
-		req.Header[k] = v
-	}
-	req.Header.Set(wire.HeaderMinPosition, token.String())
-	resp, err := client.Do(req)
-	if err != nil {
-		return ErrorStatus, 0, errorKind(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		msg := firstLine(resp.Body)
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // so the connection is reused
-		return resp.StatusCode, 0, msg
-	}
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return ErrorStatus, 0, "read body: " + errorKind(err)
-	}
-	pos, _ := position.Parse(resp.Header.Get(wire.HeaderPosition))
-	return resp.StatusCode, pos, ""
-}
-
-// firstLine reads the first line of r, at most maxMessage bytes of it.
-func firstLine(r io.Reader) string {
-	line, _ := bufio.NewReader(io.LimitReader(r, maxMessage)).ReadString('\n')
-	return strings.TrimSpace(line)
+	hdr.Set(wire.HeaderMinPosition, token.String())
+	status, h, msg := client.Do(ctx, cmp.Or(p.Method, http.MethodGet), p.URL, hdr, strings.NewReader(p.Body))
+	return status, positionOf(status, h), msg
 }
 
 func (w *Watch) record(a Answer) {
@@ -218,16 +182,4 @@ func (w *Watch) Answers() []Answer {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]Answer(nil), w.answers...)
-}
-
-// positionOf is the Spice-Position of a 2xx answer; zero otherwise.
-func positionOf(s Sample, hdr http.Header) position.LSN {
-	if s.Status/100 != 2 || hdr == nil {
-		return 0
-	}
-	pos, err := position.Parse(hdr.Get(wire.HeaderPosition))
-	if err != nil {
-		return 0
-	}
-	return pos
 }

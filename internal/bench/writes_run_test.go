@@ -38,7 +38,7 @@ func (s *switches) How() string { return "recorded" }
 
 func writesConfig(url string, sw bench.Runtimes) bench.WritesConfig {
 	return bench.WritesConfig{
-		BaseURL: url, Rates: []float64{40, 80}, Step: 250 * ms, Refine: -1, Settle: ms,
+		BaseURL: url, Rates: []float64{40, 80}, Step: 250 * ms, Rounds: 1, Refine: -1, Settle: ms, LoneWindow: -1, Backlog: -1, OverloadFor: -1,
 		TraceRate: 20, Accelerated: bench.RuntimeEndpoint{URL: url}, Materialized: bench.RuntimeEndpoint{URL: url},
 		Runtimes: sw, CatchUpTimeout: 5 * time.Second, Timeout: 5 * time.Second,
 	}
@@ -90,7 +90,7 @@ func TestWritesRunner_Run(t *testing.T) {
 		}
 	}
 	md := bench.WritesMarkdown(rep)
-	if !strings.Contains(md, "a smoke run") || !strings.Contains(md, "| 80 | whole chain | list |") {
+	if !strings.Contains(md, "too short for numbers to quote") || !strings.Contains(md, "| 80 | whole chain | list 1 |") {
 		t.Errorf("markdown:\n%s", md)
 	}
 }
@@ -112,13 +112,13 @@ func TestReadSelf(t *testing.T) {
 	if _, err := os.Stat("/proc/self/statm"); err != nil {
 		t.Skip("no /proc")
 	}
-	m := bench.ReadMemory(context.Background(), nil, "", bench.MemorySource{Runtime: bench.ProcBench, Self: true})
-	if m.Bytes <= 0 {
-		t.Fatalf("own RSS %+v", m)
+	m := &bench.Meter{Processes: []bench.Process{{Name: bench.ProcBench, Self: true}, {Name: "nowhere"}}}
+	if mem := m.Memory(context.Background()); mem[0].Bytes <= 0 || mem[1].Bytes != 0 || !strings.HasPrefix(mem[1].Source, "n/a") {
+		t.Fatalf("memory %+v, want the own RSS and n/a", mem)
 	}
-	s := &bench.CPUSampler{Sources: []bench.CPUSource{{Process: bench.ProcBench, Self: true}}}
-	if _, ok := s.Read(context.Background())[bench.ProcBench]; !ok {
-		t.Fatalf("own CPU not read: %s", s.Why(bench.ProcBench))
+	r := m.CPU(context.Background())
+	if _, ok := r.Seconds[bench.ProcBench]; !ok || r.Why["nowhere"] == "" {
+		t.Fatalf("CPU %+v, want the own CPU read and why the other is not", r)
 	}
 }
 
@@ -159,5 +159,26 @@ func TestWriter_Failures(t *testing.T) {
 	}
 	if got := len(w.Writes()); got != 5 {
 		t.Fatalf("%d writes kept, want 5", got)
+	}
+}
+
+// F's lone orders between two quiet windows, then the overload at twice the
+// rate the whole chain sustained.
+func TestWritesRunner_LoneAndOverload(t *testing.T) {
+	_, srv := newFakeAPI(t)
+	cfg := writesConfig(srv.URL, &switches{})
+	cfg.Rates, cfg.LoneRate, cfg.LoneWindow, cfg.OverloadFor = []float64{40}, 40, 200*ms, 300*ms
+	rep, err := bench.NewWritesRunner(cfg).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := rep.Lone; l == nil || l.Orders != 8 || procCPU(l.CPU, bench.ProcBench) == nil || !procCPU(l.CPU, bench.ProcBench).HasNet {
+		t.Fatalf("lone %+v, want 8 orders and the load generator's F", l)
+	}
+	if o := rep.Overload; o == nil || o.Base != 40 || o.Rate != 80 || o.Writes.OK != 24 || len(o.CatchUp) != 2 {
+		t.Fatalf("overload %+v, want 24 writes at 80/s, twice the 40/s sustained, and the catch-up", o)
+	}
+	if len(rep.Goals) == 0 {
+		t.Fatal("no goals")
 	}
 }

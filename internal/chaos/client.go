@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
@@ -33,25 +35,11 @@ func NewClient(api string) *Client {
 	return &Client{API: strings.TrimRight(api, "/"), HTTP: &http.Client{Timeout: DefaultRequestTimeout}}
 }
 
-// PostOrder writes one order through the api. The Read is always filled in;
-// the Ack only when the api answered 201.
-func (c *Client) PostOrder(ctx context.Context, productID, count int64) (ack Ack, rd Read, ok bool) {
-	rd = Read{Reader: "writer", Endpoint: EndpointOrders, At: time.Now()}
-	defer func() { rd.Took = time.Since(rd.At) }()
-	body := fmt.Sprintf(`{"product_id":%d,"count":%d}`, productID, count)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.API+EndpointOrders, strings.NewReader(body))
-	if err != nil {
-		return Ack{}, rd, false
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return Ack{}, rd, false
-	}
-	defer resp.Body.Close()
-	rd.Status = resp.StatusCode
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusCreated {
+// orderOf reads a write's answer: the Read always, the Ack only when the api
+// answered 201 with the order and its token.
+func orderOf(res *vegeta.Result) (ack Ack, rd Read, ok bool) {
+	rd = Read{Reader: "writer", Endpoint: EndpointOrders, At: res.Timestamp, Took: res.Latency, Status: int(res.Code)}
+	if res.Code != http.StatusCreated {
 		return Ack{}, rd, false
 	}
 	var o struct {
@@ -59,8 +47,8 @@ func (c *Client) PostOrder(ctx context.Context, productID, count int64) (ack Ack
 		ProductID int64 `json:"product_id"`
 		Count     int64 `json:"count"`
 	}
-	pos, perr := position.Parse(resp.Header.Get(wire.HeaderPosition))
-	if err := json.Unmarshal(b, &o); err != nil || perr != nil || o.ID == 0 {
+	pos, perr := position.Parse(res.Headers.Get(wire.HeaderPosition))
+	if err := json.Unmarshal(res.Body, &o); err != nil || perr != nil || o.ID == 0 {
 		rd.Status = http.StatusBadGateway // acknowledged without an id or token: not an acknowledgement
 		return Ack{}, rd, false
 	}
@@ -131,36 +119,17 @@ func (c *Client) SQL(ctx context.Context, base, key, query string) ([]map[string
 
 // Watermarks reads a runtime's datasets and views with their watermarks.
 func (c *Client) Watermarks(ctx context.Context, runtime, base, key string) ([]WatermarkSample, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/datasets?status=true", nil)
+	ds, err := c.statuses(ctx, base, key)
 	if err != nil {
 		return nil, err
-	}
-	setKey(req, key)
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("read %s datasets: %s", runtime, resp.Status)
-	}
-	var ds []struct {
-		Name   string `json:"name"`
-		Status *struct {
-			Watermark string `json:"watermark"`
-		} `json:"detail"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&ds); err != nil {
-		return nil, fmt.Errorf("decode %s datasets: %w", runtime, err)
 	}
 	now := time.Now()
 	var out []WatermarkSample
 	for _, d := range ds {
-		if d.Status == nil {
-			continue
+		if d.Status != nil {
+			wm, _ := position.Parse(d.Status.Watermark)
+			out = append(out, WatermarkSample{Runtime: runtime, Dataset: d.Name, At: now, Watermark: wm})
 		}
-		wm, _ := position.Parse(d.Status.Watermark)
-		out = append(out, WatermarkSample{Runtime: runtime, Dataset: d.Name, At: now, Watermark: wm})
 	}
 	return out, nil
 }

@@ -43,8 +43,14 @@ type Env struct {
 	Client *Client
 	Links  []*Proxy // the slow-link proxies, when the stack uses them
 	// Workload is the round's workload (its write rate can be changed).
-	Workload *Workload
-	notes    []string
+	Workload    *Workload
+	PostgresURL string
+	notes       []string
+}
+
+// SQL runs one statement in Postgres and returns its first value as text.
+func (e *Env) SQL(ctx context.Context, sql string) (string, error) {
+	return postgres(ctx, e.PostgresURL, sql)
 }
 
 // Note records something the fault saw, for the round's details.
@@ -215,7 +221,7 @@ func startService(service string) func(context.Context, *Env) error {
 // before the runtime can reconnect.
 func dropSlot(instance string) func(context.Context, *Env) error {
 	return func(ctx context.Context, s *Env) error {
-		_, err := s.Psql(ctx, fmt.Sprintf(`DO $$
+		_, err := s.SQL(ctx, fmt.Sprintf(`DO $$
 DECLARE slot text;
 BEGIN
   SELECT slot_name INTO slot FROM pg_replication_slots WHERE slot_name LIKE '%%%s%%' LIMIT 1;

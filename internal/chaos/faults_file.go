@@ -87,22 +87,22 @@ func invalidateSlot(ctx context.Context, e *Env) error {
 		`CREATE TABLE IF NOT EXISTS chaos_filler (x int)`,
 	}
 	for _, sql := range steps {
-		if _, err := e.Psql(ctx, sql); err != nil {
+		if _, err := e.SQL(ctx, sql); err != nil {
 			return err
 		}
 	}
 	defer func() {
 		for _, sql := range []string{`ALTER SYSTEM RESET max_slot_wal_keep_size`, `SELECT pg_reload_conf()`, `DROP TABLE IF EXISTS chaos_filler`} {
-			_, _ = e.Psql(context.Background(), sql)
+			_, _ = e.SQL(context.Background(), sql)
 		}
 	}()
 	for range 20 {
 		for _, sql := range []string{`INSERT INTO chaos_filler SELECT generate_series(1, 100000)`, `SELECT pg_switch_wal()`, `CHECKPOINT`} {
-			if _, err := e.Psql(ctx, sql); err != nil {
+			if _, err := e.SQL(ctx, sql); err != nil {
 				return err
 			}
 		}
-		out, err := e.Psql(ctx, `SELECT string_agg(slot_name || '=' || coalesce(wal_status, ''), ',') FROM pg_replication_slots WHERE slot_name LIKE '%accelerated%'`)
+		out, err := e.SQL(ctx, `SELECT string_agg(slot_name || '=' || coalesce(wal_status, ''), ',') FROM pg_replication_slots WHERE slot_name LIKE '%accelerated%'`)
 		if err != nil {
 			return err
 		}
@@ -114,12 +114,8 @@ func invalidateSlot(ctx context.Context, e *Env) error {
 }
 
 func fillDisk(ctx context.Context, e *Env) error {
-	id, err := e.Container(ctx, serviceDisk)
-	if err != nil {
-		return err
-	}
 	// dd stops with "No space left on device": the aim.
-	out, _ := docker(ctx, "exec", id, "dd", "if=/dev/zero", "of=/data/chaos-filler", "bs=1M")
+	out, _ := e.Exec(ctx, serviceDisk, "dd", "if=/dev/zero", "of=/data/chaos-filler", "bs=1M")
 	if !strings.Contains(out, "No space left") {
 		return fmt.Errorf("fill the disk: %s", out)
 	}
@@ -127,11 +123,7 @@ func fillDisk(ctx context.Context, e *Env) error {
 }
 
 func freeDisk(ctx context.Context, e *Env) error {
-	id, err := e.Container(ctx, serviceDisk)
-	if err != nil {
-		return err
-	}
-	_, err = docker(ctx, "exec", id, "rm", "-f", "/data/chaos-filler")
+	_, err := e.Exec(ctx, serviceDisk, "rm", "-f", "/data/chaos-filler")
 	return err
 }
 
@@ -141,7 +133,7 @@ func seeder(n int64) func(context.Context, *Env) error {
 }
 
 func seed(ctx context.Context, e *Env, n int64) error {
-	out, err := e.Psql(ctx, `SELECT count(*) FROM orders`)
+	out, err := e.SQL(ctx, `SELECT count(*) FROM orders`)
 	if err != nil {
 		return err
 	}
@@ -149,7 +141,7 @@ func seed(ctx context.Context, e *Env, n int64) error {
 	fmt.Sscan(out, &have)
 	for have < n {
 		k := min(seedChunk, n-have)
-		if _, err := e.Psql(ctx, fmt.Sprintf(`INSERT INTO orders (product_id, count)
+		if _, err := e.SQL(ctx, fmt.Sprintf(`INSERT INTO orders (product_id, count)
 			SELECT p.id, 1 + g %% 5 FROM generate_series(1, %d) g
 			JOIN (SELECT id, row_number() OVER (ORDER BY id) - 1 AS rn, count(*) OVER () AS n FROM products) p ON p.rn = g %% p.n`, k)); err != nil {
 			return fmt.Errorf("seed orders: %w", err)
@@ -168,11 +160,7 @@ func killDuringSnapshot(file bool) func(context.Context, *Env) error {
 			return err
 		}
 		if file {
-			id, err := e.Container(ctx, serviceDisk)
-			if err != nil {
-				return err
-			}
-			if _, err := docker(ctx, "exec", id, "rm", "-rf", "/data/spice"); err != nil {
+			if _, err := e.Exec(ctx, serviceDisk, "rm", "-rf", "/data/spice"); err != nil {
 				return err
 			}
 		}

@@ -15,9 +15,8 @@ const (
 	FaultOverloadKillMaterialized = "overload-kill-materialized"
 )
 
-// DefaultLoadRate is the load rounds' write rate: 80% of the 210 orders/s the
-// stack took when asked for 1,000/s (bench/results/writes-1000); pass the
-// write benchmark's newer figure with --load-rate.
+// DefaultLoadRate is the load rounds' write rate; pass 80% of the whole
+// chain's sustained rate that the write benchmark finds with --load-rate.
 const DefaultLoadRate = 170
 
 // Overload settings: writes at OverloadFactor times the load rate for

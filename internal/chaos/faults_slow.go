@@ -41,8 +41,8 @@ func healLinks(ctx context.Context, e *Env) error {
 		return err
 	}
 	for i, p := range e.Links {
-		if p.Bytes() == 0 {
-			return fmt.Errorf("nothing crossed proxy %d to %s: the hops do not go through it", i, p.Target)
+		if p.Accepted() == 0 {
+			return fmt.Errorf("no connection crossed proxy %d to %s: the hops do not go through it", i, p.Target)
 		}
 	}
 	return nil
@@ -54,7 +54,9 @@ func setLinks(latency time.Duration, rate int64) func(context.Context, *Env) err
 			return fmt.Errorf("no proxies between the hops: the stack was not started with %v", SlowLinkFiles)
 		}
 		for _, p := range e.Links {
-			p.SetLink(latency, rate)
+			if err := p.SetLink(latency, rate); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
@@ -66,8 +68,8 @@ func (s *Suite) openLinks() ([]*Proxy, error) {
 	targets := []struct{ env, portVar string }{{slowLinkPGEnv, "POSTGRES_PORT"}, {slowLinkFltEnv, "ACCELERATED_FLIGHT_PORT"}}
 	var links []*Proxy
 	for _, t := range targets {
-		p := &Proxy{Listen: "0.0.0.0:0", Target: fmt.Sprintf("127.0.0.1:%d", s.Ports[t.portVar])}
-		if err := p.Open(); err != nil {
+		p, err := OpenProxy("0.0.0.0:0", fmt.Sprintf("127.0.0.1:%d", s.Ports[t.portVar]))
+		if err != nil {
 			closeLinks(links)
 			return nil, err
 		}

@@ -3,135 +3,74 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"net"
-	"sync"
+	"io"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
+	zlog "github.com/rs/zerolog/log"
 )
 
-// Proxy is a TCP proxy whose link can be made slow: every chunk it forwards,
-// in either direction, waits Latency and then as long as the bandwidth cap
-// needs. It stands between two hops of the stack for the slow-link fault.
+// Proxy is a TCP proxy (toxiproxy, in-process) whose link can be made slow:
+// every chunk it forwards, in either direction, waits a latency and as long
+// as a bandwidth cap needs. It stands between two hops of the stack for the
+// slow-link fault.
 type Proxy struct {
-	Listen string // address to listen on, "0.0.0.0:0" for any free port
 	Target string // address to forward to
 
-	latency atomic.Int64 // nanoseconds
-	rate    atomic.Int64 // bytes per second; 0 for no cap
-	bytes   atomic.Int64 // forwarded so far, both directions
-
-	ln     net.Listener
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-	wg     sync.WaitGroup
-	closed atomic.Bool
+	p        *toxiproxy.Proxy
+	accepted atomic.Int64
 }
 
-// Open binds the listener and starts accepting.
-func (p *Proxy) Open() error {
-	ln, err := net.Listen("tcp", p.Listen)
-	if err != nil {
-		return fmt.Errorf("open proxy to %s: %w", p.Target, err)
+// OpenProxy listens on listen ("0.0.0.0:0" for any free port) and forwards
+// to target.
+func OpenProxy(listen, target string) (*Proxy, error) {
+	// The toxics log to zerolog's global logger, at trace level: silence it.
+	zlog.Logger = zerolog.Nop()
+	pr := &Proxy{Target: target}
+	log := zerolog.New(io.Discard).Hook(zerolog.HookFunc(func(_ *zerolog.Event, _ zerolog.Level, msg string) {
+		if msg == "Accepted client" {
+			pr.accepted.Add(1)
+		}
+	}))
+	pr.p = toxiproxy.NewProxy(toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), log), "chaos-"+target, listen, target)
+	if err := pr.p.Start(); err != nil {
+		return nil, fmt.Errorf("open proxy to %s: %w", target, err)
 	}
-	p.ln, p.conns = ln, map[net.Conn]bool{}
-	p.wg.Add(1)
-	go p.accept()
-	return nil
+	return pr, nil
 }
 
 // Port is the port the proxy listens on.
-func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+func (p *Proxy) Port() int {
+	var port int
+	fmt.Sscan(p.p.Listen[strings.LastIndex(p.p.Listen, ":")+1:], &port)
+	return port
+}
 
 // SetLink sets the added latency per chunk and the bandwidth cap (bytes per
-// second, 0 for none); zero values restore a plain link.
-func (p *Proxy) SetLink(latency time.Duration, bytesPerSecond int64) {
-	p.latency.Store(int64(latency))
-	p.rate.Store(bytesPerSecond)
-}
-
-// Bytes is how many bytes the proxy forwarded (or was forwarding when the
-// connection failed), both directions.
-func (p *Proxy) Bytes() int64 { return p.bytes.Load() }
-
-// Close stops accepting and cuts every connection.
-func (p *Proxy) Close() error {
-	p.closed.Store(true)
-	err := p.ln.Close()
-	p.mu.Lock()
-	for c := range p.conns {
-		c.Close()
+// second), both directions; zero values restore a plain link.
+func (p *Proxy) SetLink(latency time.Duration, bytesPerSecond int64) error {
+	p.p.Toxics.ResetToxics(context.Background())
+	if latency == 0 && bytesPerSecond == 0 {
+		return nil
 	}
-	p.mu.Unlock()
-	p.wg.Wait()
-	return err
-}
-
-func (p *Proxy) accept() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.wg.Add(1)
-		go p.serve(c)
-	}
-}
-
-func (p *Proxy) track(c net.Conn, on bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if on {
-		p.conns[c] = true
-	} else {
-		delete(p.conns, c)
-	}
-}
-
-func (p *Proxy) serve(client net.Conn) {
-	defer p.wg.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	server, err := (&net.Dialer{}).DialContext(ctx, "tcp", p.Target)
-	cancel()
-	if err != nil {
-		client.Close()
-		return
-	}
-	for _, c := range []net.Conn{client, server} {
-		p.track(c, true)
-		defer p.track(c, false)
-		defer c.Close()
-	}
-	done := make(chan struct{}, 2)
-	go func() { p.pump(server, client); done <- struct{}{} }()
-	go func() { p.pump(client, server); done <- struct{}{} }()
-	<-done // one side ended: close both
-}
-
-func (p *Proxy) pump(dst, src net.Conn) {
-	buf := make([]byte, 16<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			delay := time.Duration(p.latency.Load())
-			if r := p.rate.Load(); r > 0 {
-				delay += time.Duration(int64(n) * int64(time.Second) / r)
-			}
-			if delay > 0 {
-				time.Sleep(delay)
-			}
-			// Counted before the write, so a peer that has received the bytes
-			// sees them counted.
-			p.bytes.Add(int64(n))
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
+	for _, stream := range []string{"upstream", "downstream"} {
+		for _, t := range []string{
+			fmt.Sprintf(`{"name":"latency-%s","type":"latency","stream":%q,"attributes":{"latency":%d}}`, stream, stream, latency.Milliseconds()),
+			fmt.Sprintf(`{"name":"bandwidth-%s","type":"bandwidth","stream":%q,"attributes":{"rate":%d}}`, stream, stream, max(bytesPerSecond/1000, 1)),
+		} {
+			if _, err := p.p.Toxics.AddToxicJson(strings.NewReader(t)); err != nil {
+				return fmt.Errorf("slow the link to %s: %w", p.Target, err)
 			}
 		}
-		if err != nil { // EOF or a reset: pass the end on
-			if tc, ok := dst.(*net.TCPConn); ok {
-				_ = tc.CloseWrite()
-			}
-			return
-		}
 	}
+	return nil
 }
+
+// Accepted is how many connections the proxy accepted so far.
+func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
+
+// Close stops the proxy and cuts every connection.
+func (p *Proxy) Close() { p.p.Stop() }

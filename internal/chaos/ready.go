@@ -12,12 +12,8 @@ import (
 // rankings after a fault: the granularity of the Start and Recover columns.
 const readyPoll = 100 * time.Millisecond
 
-// Ready reports whether a service answers as ready: a runtime's /v1/ready,
+// ready reports whether a service answers as ready: a runtime's /v1/ready,
 // the api's /readyz, Postgres accepting a query.
-func (s *Suite) Ready(ctx context.Context, service string) bool {
-	return ready(ctx, s.Client, s.Collector.PostgresURL, service)
-}
-
 func ready(ctx context.Context, c *Client, postgresURL, service string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -50,20 +46,4 @@ func ready(ctx context.Context, c *Client, postgresURL, service string) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
-}
-
-// pollEvery is poll with a chosen interval.
-func pollEvery(ctx context.Context, limit, every time.Duration, what string, cond func() bool) error {
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return errGaveUp(limit, what)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(every):
-		}
-	}
-	return nil
 }

@@ -123,7 +123,7 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 		res.Err = err.Error()
 		return res
 	}
-	env := &Env{Stack: r.Stack, Client: r.Client, Links: r.Links}
+	env := &Env{Stack: r.Stack, Client: r.Client, Links: r.Links, PostgresURL: r.Collector.PostgresURL}
 	defer func() { res.Details = append(res.Details, env.notes...) }()
 	if f.Prepare != nil {
 		log.Info("prepare")
@@ -132,7 +132,7 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 			return res
 		}
 		// The next round starts once every ranking reflects the preparation.
-		out, err := r.Stack.Psql(ctx, `SELECT pg_current_wal_lsn()`)
+		out, err := env.SQL(ctx, `SELECT pg_current_wal_lsn()`)
 		lsn, perr := position.Parse(out)
 		if err != nil || perr != nil || !r.waitRecovered(ctx, lsn, r.RecoverTimeout) {
 			res.Err = fmt.Sprintf("prepare: the rankings did not catch up within %s (%v)", r.RecoverTimeout, errors.Join(err, perr))
@@ -182,7 +182,7 @@ func (r *Runner) Round(ctx context.Context, f Fault) Result {
 	res.Recovered = r.waitRecovered(ctx, token, time.Until(end.Add(r.RecoverTimeout)))
 	res.Recover = time.Since(end)
 	log.Info("recovered", "ok", res.Recovered, "after", res.Recover.Round(100*time.Millisecond))
-	if err := r.Stack.WaitHealthy(ctx, r.RecoverTimeout); err != nil && res.Err == "" {
+	if err := r.Stack.WaitHealthy(ctx, r.RecoverTimeout, Services...); err != nil && res.Err == "" {
 		res.Err = err.Error()
 	}
 	sleep(ctx, r.Settle)
@@ -220,7 +220,7 @@ func (r *Runner) switchMode(ctx context.Context, mode string) error {
 		return fmt.Errorf("switch to mode %s: %w", modeName(mode), err)
 	}
 	r.mode = mode
-	if err := r.Stack.WaitHealthy(ctx, r.RecoverTimeout); err != nil {
+	if err := r.Stack.WaitHealthy(ctx, r.RecoverTimeout, Services...); err != nil {
 		return fmt.Errorf("switch to mode %s: %w", modeName(mode), err)
 	}
 	if !r.waitRecovered(ctx, 0, r.RecoverTimeout) {

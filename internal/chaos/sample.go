@@ -37,8 +37,10 @@ func (c *Client) Sample(ctx context.Context, runtime string, token position.LSN)
 	s := RuntimeSample{Runtime: runtime, At: time.Now()}
 	ok := false
 	if metrics != "" {
-		m := bench.ReadMemory(ctx, c.HTTP, "", bench.MemorySource{Runtime: runtime, MetricsURL: metrics})
-		s.RSS, ok = m.Bytes, m.Bytes > 0
+		if m, err := bench.Scrape(ctx, c.HTTP, metrics); err == nil {
+			v, _ := m.Value(bench.MetricRSS, "", "")
+			s.RSS, ok = int64(v), v > 0
+		}
 	}
 	ds, err := c.statuses(ctx, base, key)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -114,7 +115,7 @@ func (s *Suite) Up(ctx context.Context, limit time.Duration) error {
 	if _, err := s.Stack.Run(ctx, "up", "-d", "--remove-orphans"); err != nil {
 		return fmt.Errorf("start the stack: %w", err)
 	}
-	if err := s.Stack.WaitHealthy(ctx, limit); err != nil {
+	if err := s.Stack.WaitHealthy(ctx, limit, Services...); err != nil {
 		return err
 	}
 	return poll(ctx, limit, "the api to be ready", func() bool { return s.ready(ctx) })
@@ -126,9 +127,8 @@ var FileModeFiles = []string{"docker-compose.yml", "chaos/compose.file-mode.yml"
 
 // Down removes the stack with its volumes, those of mode: file included.
 func (s *Suite) Down(ctx context.Context) error {
-	st := *s.Stack
-	st.Files = append(FileModeFiles[:len(FileModeFiles):len(FileModeFiles)], SlowLinkFiles[1:]...)
-	_, err := st.Run(ctx, "down", "-v", "--remove-orphans")
+	files := append(slices.Clone(FileModeFiles), SlowLinkFiles[1:]...)
+	_, err := s.Stack.WithFiles(files...).Run(ctx, "down", "-v", "--remove-orphans")
 	return err
 }
 
@@ -181,7 +181,7 @@ func (s *Suite) Run(ctx context.Context, o Options) (Report, error) {
 			defer closeLinks(r.Links)
 		}
 	}
-	rep := Report{Started: time.Now(), Machine: bench.DescribeMachine(ctx, "docker")}
+	rep := Report{Started: time.Now(), Machine: bench.DescribeMachine(ctx, s.Stack)}
 	var names []string
 	for _, f := range o.Faults {
 		names = append(names, f.Name)
@@ -199,7 +199,7 @@ func (s *Suite) Run(ctx context.Context, o Options) (Report, error) {
 	// The first rounds' load depends on it: /ranking aggregates every order in
 	// Postgres, and a stack kept from a full run holds the 1M its snapshot
 	// rounds seeded (--fresh starts from none).
-	if out, err := s.Stack.Psql(ctx, "SELECT count(*) FROM orders"); err == nil {
+	if out, err := postgres(ctx, s.Collector.PostgresURL, "SELECT count(*) FROM orders"); err == nil {
 		rep.Settings += fmt.Sprintf(" Orders in Postgres at the start: %s.", strings.TrimSpace(out))
 	}
 	for _, f := range o.Faults {
@@ -208,9 +208,7 @@ func (s *Suite) Run(ctx context.Context, o Options) (Report, error) {
 			if load <= 0 {
 				load = DefaultLoadRate
 			}
-			rep.Settings += fmt.Sprintf(" Load rounds: %.0f orders/s, 80%% of the sustained write rate given with --load-rate "+
-				"(default %d: 80%% of the 210 orders/s of bench/results/writes-1000); overload rounds %d times that.",
-				load, DefaultLoadRate, OverloadFactor)
+			rep.Settings += fmt.Sprintf(" Load rounds: %.0f orders/s (--load-rate); overload rounds %d times that.", load, OverloadFactor)
 			break
 		}
 	}

@@ -3,12 +3,15 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/cqrs-spice/cqrs/internal/bench"
 	"github.com/cqrs-spice/cqrs/internal/position"
 )
 
@@ -27,16 +30,15 @@ const (
 type Workload struct {
 	Client   *Client
 	Products []int64 // product ids to order; required
-	// WriteRate is orders per second (DefaultWriteRate); a tick is skipped when
-	// DefaultWritesInFlight writes are still waiting for an answer.
+	// WriteRate is orders per second (DefaultWriteRate); a write is skipped
+	// when DefaultWritesInFlight writes are still waiting for an answer.
 	WriteRate float64
 	// ReadersPerPath readers read each ranking (DefaultReadersPerPath); every
 	// second one sends the latest write token as Spice-Min-Position.
 	ReadersPerPath int
 
 	token   atomic.Uint64 // highest acknowledged position
-	rate    atomic.Uint64 // math.Float64bits of the current write rate
-	skipped atomic.Int64  // ticks skipped with every write slot taken
+	pacer   *bench.RatePacer
 	mu      sync.Mutex
 	acks    []Ack
 	writes  []Read
@@ -56,7 +58,7 @@ func (w *Workload) Open() {
 	if w.ReadersPerPath <= 0 {
 		w.ReadersPerPath = DefaultReadersPerPath
 	}
-	w.SetRate(w.WriteRate)
+	w.pacer = bench.NewRatePacer(w.WriteRate)
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	w.wg.Add(2)
@@ -81,68 +83,44 @@ func (w *Workload) Close() {
 }
 
 // SetRate changes the write rate (orders per second) from the next write on.
-func (w *Workload) SetRate(rate float64) {
-	if rate > 0 {
-		w.rate.Store(math.Float64bits(rate))
-	}
-}
-
-// Rate is the current write rate.
-func (w *Workload) Rate() float64 { return math.Float64frombits(w.rate.Load()) }
+func (w *Workload) SetRate(rate float64) { w.pacer.SetRate(rate) }
 
 // Skipped is how many writes were not sent because DefaultWritesInFlight
 // writes were waiting for an answer: the writer asked more than the api took.
-func (w *Workload) Skipped() int64 { return w.skipped.Load() }
+func (w *Workload) Skipped() int64 { return w.pacer.Skipped() }
 
 // Token is the highest position any acknowledged write returned so far.
 func (w *Workload) Token() position.LSN { return position.LSN(w.token.Load()) }
 
+// write posts orders at the pacer's rate through vegeta: a random product
+// and count each, its answer parsed into an acknowledgement. The writes in
+// flight when the round ends are awaited: an answer on its way is an
+// acknowledgement to record.
 func (w *Workload) write(ctx context.Context) {
 	defer w.wg.Done()
-	slots := make(chan struct{}, DefaultWritesInFlight)
-	var inflight sync.WaitGroup
-	defer inflight.Wait()
-	// Writes are due at a schedule that follows the current rate; a late
-	// writer catches up by at most one tick's worth, like a ticker.
-	next := time.Now()
-	for {
-		next = next.Add(time.Duration(float64(time.Second) / w.Rate()))
-		if now := time.Now(); next.Before(now) {
-			next = now
+	targets := func(t *vegeta.Target) error {
+		*t = vegeta.Target{Method: http.MethodPost, URL: w.Client.API + EndpointOrders,
+			Header: http.Header{"Content-Type": {"application/json"}},
+			Body:   fmt.Appendf(nil, `{"product_id":%d,"count":%d}`, w.Products[rand.IntN(len(w.Products))], 1+rand.Int64N(defaultMaxOrderQuantity))}
+		return nil
+	}
+	a := vegeta.NewAttacker(vegeta.Client(w.Client.HTTP), vegeta.Workers(4), vegeta.MaxWorkers(DefaultWritesInFlight))
+	stop := context.AfterFunc(ctx, func() { a.Stop() })
+	defer stop()
+	for res := range a.Attack(targets, w.pacer, 0, "") {
+		ack, rd, ok := orderOf(res)
+		w.mu.Lock()
+		w.writes = append(w.writes, rd)
+		if ok {
+			w.acks = append(w.acks, ack)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Until(next)):
-		}
-		select {
-		case slots <- struct{}{}:
-		default:
-			w.skipped.Add(1)
-			continue
-		}
-		inflight.Add(1)
-		go func() {
-			defer func() { <-slots; inflight.Done() }()
-			// The write is not cancelled with the round: an answer that is on its
-			// way is an acknowledgement to record.
-			p := w.Products[rand.IntN(len(w.Products))]
-			ack, rd, ok := w.Client.PostOrder(context.Background(), p, 1+rand.Int64N(defaultMaxOrderQuantity))
-			w.mu.Lock()
-			w.writes = append(w.writes, rd)
-			if ok {
-				w.acks = append(w.acks, ack)
+		w.mu.Unlock()
+		for ok {
+			cur := w.token.Load()
+			if uint64(ack.Position) <= cur || w.token.CompareAndSwap(cur, uint64(ack.Position)) {
+				break
 			}
-			w.mu.Unlock()
-			if ok {
-				for {
-					cur := w.token.Load()
-					if uint64(ack.Position) <= cur || w.token.CompareAndSwap(cur, uint64(ack.Position)) {
-						break
-					}
-				}
-			}
-		}()
+		}
 	}
 }
 

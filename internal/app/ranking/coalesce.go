@@ -12,7 +12,8 @@ import (
 // see); they gather for the next call, which starts when the current one ends
 // and answers all of them. So every answer comes from a call that started after
 // its read arrived: as fresh as a call of its own, while a hundred concurrent
-// reads cost the runtime a few calls instead of a hundred.
+// reads cost the runtime a few calls instead of a hundred. (Ours, not
+// x/sync/singleflight's: a read joining the call in flight could miss its write.)
 type coalescer struct {
 	mu    sync.Mutex
 	slots map[Request]*slot

@@ -17,7 +17,9 @@ import (
 // element, the map slot and the entry struct, rounded up.
 const EntryOverhead = 128
 
-// Cache maps string keys to values of type V within MaxBytes.
+// Cache maps string keys to values of type V within MaxBytes. Ours, not
+// otter's or ristretto's: their weight bound is kept after the write and by
+// an admission policy, where the runtime's budgets need it held at every Add.
 type Cache[V any] struct {
 	maxBytes int64
 	ttl      time.Duration

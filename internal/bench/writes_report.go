@@ -25,9 +25,6 @@ const (
 	trendWindow = 0.2
 	// rampPrecision ends the ramp once the bracket is this narrow.
 	rampPrecision = 0.05
-	// goalShare of the command side's sustained rate is where the chain's
-	// goals are measured when the command side cannot take GoalRate.
-	goalShare = 0.8
 )
 
 // WritesReport is a whole write benchmark run.
@@ -37,7 +34,13 @@ type WritesReport struct {
 	Settings WritesSettings `json:"settings"`
 	Machine  Machine        `json:"machine"`
 	Steps    []WriteStep    `json:"steps"`
-	Notes    []string       `json:"notes,omitempty"`
+	Lone     *LoneCost      `json:"lone,omitempty"`
+	Ceiling  *Ceiling       `json:"ceiling,omitempty"`
+	Overload *Overload      `json:"overload,omitempty"`
+	// Goals are the write path's goals and figures, from every step of a rate
+	// pooled (WritesGoals).
+	Goals []Goal   `json:"goals"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // WritesSettings are the knobs a run's numbers depend on.
@@ -45,19 +48,25 @@ type WritesSettings struct {
 	BaseURL          string        `json:"base_url"`
 	Rates            []float64     `json:"rates"`
 	Step             time.Duration `json:"step_ns"`
+	Rounds           int           `json:"rounds"`
 	Refine           int           `json:"refine"`
 	Settle           time.Duration `json:"settle_ns"`
 	MaxInFlight      int           `json:"max_in_flight"`
 	TraceRate        float64       `json:"trace_rate"`
 	TraceConcurrency int           `json:"trace_concurrency"`
 	CommandSide      string        `json:"command_side"` // how the runtimes were switched off
+	LoneRate         float64       `json:"lone_rate"`
+	LoneWindow       time.Duration `json:"lone_window_ns"`
+	Backlog          int           `json:"backlog"`
+	OverloadFor      time.Duration `json:"overload_ns"`
 }
 
 // WriteStep is one configuration at one rate.
 type WriteStep struct {
 	Config   string        `json:"config"` // ConfigCommand, ConfigChain
 	Rate     float64       `json:"rate"`   // asked, orders per second
-	Phase    string        `json:"phase"`  // StepList, StepRamp, StepGoal
+	Phase    string        `json:"phase"`  // StepList, StepRamp
+	Round    int           `json:"round"`
 	Duration time.Duration `json:"duration_ns"`
 	// Writes are the POST /orders, latency from each write's due time;
 	// Failures those not 2xx, by status, with the first message of each.
@@ -69,16 +78,18 @@ type WriteStep struct {
 	Traced int         `json:"traced,omitempty"`
 	// Trends compare each hop's lag at the step's start and end (chain only).
 	Trends []HopTrend `json:"trends,omitempty"`
-	// CPU per 2xx write of each process.
-	CPU StepCPU `json:"cpu"`
-	// Memory is each process's RSS when the writes stopped (the runtimes of
-	// the command side: once they caught up).
+	CPU    StepCPU    `json:"cpu"` // per 2xx write
+	// Memory is each process's memory when the writes stopped (the chain: once
+	// the runtimes caught up).
 	Memory []Memory `json:"memory,omitempty"`
 	// CatchUp is how long each runtime took to cover the last write: after the
 	// writes stopped (chain), after being switched on again (command side).
 	CatchUp   []CatchUp `json:"catch_up,omitempty"`
 	Sustained bool      `json:"sustained"`
 	Why       string    `json:"why,omitempty"` // why not
+
+	// Lags are every traced write's lag, pooled over the steps of a rate.
+	Lags []HopLags `json:"-"`
 }
 
 // StepCPU is each process's CPU per order over Wall: the step for the command
@@ -97,10 +108,63 @@ type CatchUp struct {
 	Why  string        `json:"why,omitempty"`
 }
 
+// LoneCost is F: each process's CPU per lone change (NetPerOp: less its idle
+// CPU), from Orders lone orders over Window.
+type LoneCost struct {
+	Window time.Duration `json:"window_ns"`
+	Orders int64         `json:"orders"`
+	CPU    []ProcessCPU  `json:"cpu"`
+}
+
+// Ceiling is the single-feed ceiling: how fast each runtime caught up a
+// backlog of one-row transactions written while it was off.
+type Ceiling struct {
+	Backlog int           `json:"backlog"`
+	Wrote   time.Duration `json:"wrote_ns"` // how long Postgres took to write it
+	CatchUp []CatchUp     `json:"catch_up,omitempty"`
+	Why     string        `json:"why,omitempty"` // what makes the figure doubtful
+}
+
+// Rate is the changes per second hop caught up at; 0 when it did not.
+func (c *Ceiling) Rate(hop string) float64 {
+	for _, cu := range c.CatchUp {
+		if cu.Hop == hop && cu.OK {
+			return ratio(float64(c.Backlog+1), cu.Time.Seconds())
+		}
+	}
+	return 0
+}
+
+// Overload is the whole chain written at twice its sustained rate.
+type Overload struct {
+	Base     float64       `json:"base"` // the whole chain's sustained rate
+	Rate     float64       `json:"rate"`
+	For      time.Duration `json:"for_ns"`
+	Why      string        `json:"why,omitempty"`
+	Writes   Summary       `json:"writes"`
+	Samples  []RSSSample   `json:"samples"`
+	Runtimes []RuntimeRSS  `json:"runtimes"`
+	CatchUp  []CatchUp     `json:"catch_up,omitempty"`
+}
+
+// RSSSample is one runtime's resident memory during the overload.
+type RSSSample struct {
+	At      time.Duration `json:"at_ns"`
+	Process string        `json:"process"`
+	Bytes   int64         `json:"bytes"`
+}
+
+// RuntimeRSS summarizes one runtime's memory over the overload.
+type RuntimeRSS struct {
+	Process                           string `json:"process"`
+	Samples                           int    `json:"samples"`
+	Start, FirstHalf, SecondHalf, End int64
+	Bounded                           bool `json:"bounded"`
+}
+
 // HopTrend is one hop's lag at the start and at the end of a step: the median
 // write-to-visible of the traced writes acknowledged in the first and the last
-// fifth of it, and how many of those the hop did not show (read failed: the lag
-// passed the runtime's wait bound, about 10 s).
+// fifth of it, and how many of those the hop did not show.
 type HopTrend struct {
 	Hop         string        `json:"hop"`
 	Start       time.Duration `json:"start_ns"`
@@ -143,11 +207,9 @@ func Verdict(s WriteStep) (ok bool, why string) {
 		return false, fmt.Sprintf("%d of %d writes not 2xx (%s)", w.Non2xx(), w.Requests, statusList(w))
 	case w.GoodRPS() < MinAchieved*s.Rate:
 		return false, fmt.Sprintf("achieved %.0f/s, under %.0f%% of %g/s", w.GoodRPS(), MinAchieved*100, s.Rate)
-	}
-	if s.Config != ConfigChain {
+	case s.Config != ConfigChain:
 		return true, ""
-	}
-	if len(s.Trends) == 0 {
+	case len(s.Trends) == 0:
 		return false, "no runtime lag measured"
 	}
 	for _, t := range s.Trends {
@@ -164,17 +226,21 @@ func Verdict(s WriteStep) (ok bool, why string) {
 }
 
 // SustainedRange is what a configuration's steps say of its sustained rate:
-// the highest rate sustained (0: none), and the lowest rate above it that was
-// not (0: none failed above it).
+// the highest rate at which every step was sustained (0: none), and the
+// lowest rate above it at which one was not (0: none failed above it).
 func SustainedRange(steps []WriteStep) (lo, hi float64) {
+	failed := map[float64]bool{}
 	for _, s := range steps {
-		if s.Sustained {
-			lo = max(lo, s.Rate)
+		failed[s.Rate] = failed[s.Rate] || !s.Sustained
+	}
+	for rate, f := range failed {
+		if !f {
+			lo = max(lo, rate)
 		}
 	}
-	for _, s := range steps {
-		if !s.Sustained && s.Rate > lo && (hi == 0 || s.Rate < hi) {
-			hi = s.Rate
+	for rate, f := range failed {
+		if f && rate > lo && (hi == 0 || rate < hi) {
+			hi = rate
 		}
 	}
 	return lo, hi
@@ -182,9 +248,9 @@ func SustainedRange(steps []WriteStep) (lo, hi float64) {
 
 // NextRampRate is the next rate to try for a configuration, or 0 when its
 // sustained rate is known well enough: half the lowest rate when none was
-// sustained, 1.5x the highest when none failed above it, else the middle of the
-// bracket until it is narrower than rampPrecision. Rates are whole orders per
-// second; one already tried ends the ramp.
+// sustained, 1.5x the highest when none failed above it, else the middle of
+// the bracket until it is narrower than rampPrecision. Rates are whole orders
+// per second; one already tried ends the ramp.
 func NextRampRate(steps []WriteStep) float64 {
 	if len(steps) == 0 {
 		return 0
@@ -209,25 +275,6 @@ func NextRampRate(steps []WriteStep) float64 {
 	return next
 }
 
-// GoalRateOf is the rate the goals are checked at, from the command side's
-// steps: GoalRate when the command side sustained it, else goalShare of its
-// sustained rate (whole orders per second); why says which. 0 when the command
-// side sustained nothing, or every rate tried and none as high as GoalRate: its
-// sustained rate is then unknown.
-func GoalRateOf(command []WriteStep) (rate float64, why string) {
-	lo, hi := SustainedRange(command)
-	switch {
-	case lo == 0:
-		return 0, "the command side sustained no rate"
-	case lo >= GoalRate:
-		return GoalRate, fmt.Sprintf("at %g orders/s", GoalRate)
-	case hi == 0:
-		return 0, fmt.Sprintf("the command side's sustained rate is unknown: it sustained every rate tried, up to %g/s", lo)
-	}
-	r := math.Round(goalShare * lo)
-	return r, fmt.Sprintf("at %g orders/s, %.0f%% of the command side's sustained %g/s (it did not sustain %g/s)", r, goalShare*100, lo, GoalRate)
-}
-
 // StepsOf returns the steps of configuration cfg, in the order run.
 func (r *WritesReport) StepsOf(cfg string) []WriteStep {
 	var out []WriteStep
@@ -236,18 +283,6 @@ func (r *WritesReport) StepsOf(cfg string) []WriteStep {
 			out = append(out, s)
 		}
 	}
-	return out
-}
-
-// Rates returns every rate run, ascending, once each.
-func (r *WritesReport) Rates() []float64 {
-	var out []float64
-	for _, s := range r.Steps {
-		if !slices.Contains(out, s.Rate) {
-			out = append(out, s.Rate)
-		}
-	}
-	slices.Sort(out)
 	return out
 }
 
@@ -261,81 +296,53 @@ func findStep(steps []WriteStep, rate float64) *WriteStep {
 	return nil
 }
 
-// cpuSum adds the CPU per order of processes; ok false when one is unknown.
-func cpuSum(s WriteStep, processes []string) (float64, bool) {
-	sum := 0.0
-	for _, p := range processes {
-		c := cpuOf(s.CPU.Processes, p)
-		if c == nil || c.Why != "" {
-			return 0, false
-		}
-		sum += c.PerOp
-	}
-	return sum, true
+// Pooled is a configuration's steps at one rate taken together: CPU per
+// order over all their orders, and the lags of all their traced writes.
+type Pooled struct {
+	Steps int
+	CPU   []ProcessCPU
+	Hops  []Freshness
 }
 
-// stackProcesses are the processes of the system under test, the load
-// generator not among them.
-var stackProcesses = []string{ProcAPI, ProcPostgres, ProcAccelerated, ProcMaterialized}
-
-// WritesGoals checks issue 19's goals against the run.
-func WritesGoals(r *WritesReport) []Goal {
-	cmdLo, cmdHi := SustainedRange(r.StepsOf(ConfigCommand))
-	chainLo, chainHi := SustainedRange(r.StepsOf(ConfigChain))
-	ratio := Goal{Goal: "whole chain sustains >= 90% of the command side's rate", Status: NA, Got: "not measured"}
-	if cmdLo > 0 {
-		v := chainLo / cmdLo
-		ratio.Got = fmt.Sprintf("%.2f (chain %s, command side %s)", v, rangeText(chainLo, chainHi), rangeText(cmdLo, cmdHi))
-		ratio.Status = status(v >= 0.9)
-		if cmdHi == 0 {
-			ratio.Got += "; the command side never failed, so the ratio is at most this"
+// PoolAt pools the steps of steps at rate.
+func PoolAt(steps []WriteStep, rate float64) Pooled {
+	var p Pooled
+	u := CPUUsage{Seconds: map[string]float64{}, Invalid: map[string]string{}}
+	var orders int64
+	var procs []string
+	lags := map[string]*HopLags{}
+	for _, s := range steps {
+		if s.Rate != rate {
+			continue
 		}
-	}
-	goals := []Goal{ratio}
-	rate, why := GoalRateOf(r.StepsOf(ConfigCommand))
-	var st *WriteStep
-	if rate > 0 {
-		st = findStep(r.StepsOf(ConfigChain), rate)
-	}
-	at := func(g string) string { return g + " (" + orDefault(why, "n/a") + ")" }
-	for _, p := range []string{ProcAccelerated, ProcMaterialized} {
-		g := Goal{Goal: at(p + " CPU per change <= Postgres's"), Status: NA, Got: "not measured"}
-		if st != nil {
-			c, pg := cpuOf(st.CPU.Processes, p), cpuOf(st.CPU.Processes, ProcPostgres)
-			if c != nil && pg != nil && c.Why == "" && pg.Why == "" && pg.PerOp > 0 {
-				g.Got = fmt.Sprintf("%.0f us vs %.0f us (%.2fx)", c.PerOp, pg.PerOp, c.PerOp/pg.PerOp)
-				g.Status = status(c.PerOp <= pg.PerOp)
+		p.Steps++
+		orders += s.Writes.OK
+		for _, c := range s.CPU.Processes {
+			if !slices.Contains(procs, c.Process) {
+				procs = append(procs, c.Process)
 			}
-		}
-		goals = append(goals, g)
-	}
-	sum := Goal{Goal: at("CPU per order, all four processes, <= 1 ms"), Status: NA, Got: "not measured"}
-	if st != nil {
-		if v, ok := cpuSum(*st, stackProcesses); ok {
-			sum.Got, sum.Status = fmt.Sprintf("%.0f us", v), status(v <= 1000)
-		}
-	}
-	goals = append(goals, sum)
-	for _, h := range []struct {
-		hop, name string
-		limit     time.Duration
-	}{
-		{HopWatermarkAccelerated, "write-to-visible p99 <= 50 ms at runtime 1", 50 * time.Millisecond},
-		{HopWatermarkMaterialized, "write-to-visible p99 <= 100 ms end to end (runtime 2)", 100 * time.Millisecond},
-	} {
-		g := Goal{Goal: at(h.name), Status: NA, Got: "not measured"}
-		if st != nil {
-			if f := findFreshness(st.Hops, h.hop, ""); f != nil && f.Writes > 0 {
-				g.Got = fmt.Sprintf("p99 %s ms of %d traced writes", lagText(*f, f.P99), f.Writes)
-				if f.Unreached > 0 {
-					g.Got += fmt.Sprintf(", %d not seen", f.Unreached)
-				}
-				g.Status = status(f.Reached > 0 && f.Unreached == 0 && f.P99 <= h.limit)
+			if c.Why != "" && c.Why != "no operations" {
+				u.Invalid[c.Process] = c.Why
 			}
+			u.Seconds[c.Process] += c.Seconds
 		}
-		goals = append(goals, g)
+		for _, h := range s.Lags {
+			all := lags[h.Hop]
+			if all == nil {
+				all = &HopLags{Hop: h.Hop}
+				lags[h.Hop] = all
+			}
+			all.Lags, all.NotSeen = append(all.Lags, h.Lags...), append(all.NotSeen, h.NotSeen...)
+			all.Violations, all.Queued = append(all.Violations, h.Violations...), all.Queued+h.Queued
+		}
 	}
-	return goals
+	p.CPU = PerOp(u, orders, procs)
+	for _, hop := range watermarkHops {
+		if h := lags[hop]; h != nil {
+			p.Hops = append(p.Hops, Summarize(*h, ""))
+		}
+	}
+	return p
 }
 
 // rangeText is a sustained range: "1000/s (not 2000/s)", ">= 2000/s", "none".
