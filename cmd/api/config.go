@@ -46,7 +46,8 @@ type Config struct {
 	Addr        string
 	PostgresURL string
 	// PostgresPassword is set on PostgresURL when the URL carries no password,
-	// so the password can come from a secret of its own (POSTGRES_PASSWORD).
+	// so the password can come from a secret of its own (POSTGRES_PASSWORD); it
+	// wins over libpq's PGPASSWORD and passfile.
 	PostgresPassword string
 	PoolSize         int
 	WritePoolSize    int
@@ -93,7 +94,7 @@ var connVars = []envVar{
 		func(c *Config, v string) error { c.Addr = v; return nil }},
 	{"POSTGRES_URL", DefaultPostgresURL, "Postgres connection string (URL or key=value)",
 		func(c *Config, v string) error { c.PostgresURL = v; return nil }},
-	{"POSTGRES_PASSWORD", "", "Postgres password, used when POSTGRES_URL has none (the compose stack's comes from secrets.env); empty: the URL's own",
+	{"POSTGRES_PASSWORD", "", "Postgres password for a POSTGRES_URL without one, before libpq's PGPASSWORD (the compose stack's comes from secrets.env); the start line names the source used",
 		func(c *Config, v string) error { c.PostgresPassword = v; return nil }},
 	{"POSTGRES_POOL_SIZE", strconv.Itoa(DefaultPoolSize), "most connections to Postgres for GET /ranking; further requests queue",
 		func(c *Config, v string) (err error) { c.PoolSize, err = positiveInt(v); return err }},
