@@ -64,6 +64,12 @@ func MustDatabase(tb testing.TB, p *pgtest.Postgres, schema string) (string, str
 // MustRuntime writes a spicepod and runs the runtime in-process until cleanup.
 func MustRuntime(tb testing.TB, pod string) *runtime {
 	tb.Helper()
+	return MustRuntimeLogged(tb, pod, io.Discard)
+}
+
+// MustRuntimeLogged is MustRuntime with the runtime's log also written to w.
+func MustRuntimeLogged(tb testing.TB, pod string, w io.Writer) *runtime {
+	tb.Helper()
 	dir := tb.TempDir()
 	path := filepath.Join(dir, "spicepod.yaml")
 	if err := os.WriteFile(path, []byte(pod), 0o644); err != nil {
@@ -71,7 +77,7 @@ func MustRuntime(tb testing.TB, pod string) *runtime {
 	}
 	cfg := Config{Spicepod: path, HTTPAddr: "127.0.0.1:0", FlightAddr: "127.0.0.1:0", DataDir: dir, LogLevel: slog.LevelDebug,
 		MinPositionTimeout: 2 * time.Second}
-	m := NewMain(cfg, slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	m := NewMain(cfg, slog.New(slog.NewTextHandler(io.MultiWriter(w, testWriter{tb}), &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if err := m.Run(context.Background()); err != nil {
 		tb.Fatal(err)
 	}

@@ -399,12 +399,14 @@ datasets:
 }
 
 // The recipe's first spicepod with refresh_mode: changes: every write is visible
-// through its token, the view equals Postgres, and a clean shutdown of a memory-mode
-// runtime leaves no replication slot behind.
+// through its token, the view equals Postgres, a clean shutdown of a memory-mode
+// runtime leaves no replication slot behind, and the change feed's log lines
+// name their slot once.
 func TestRecipeWithChangeDataCapture(t *testing.T) {
 	dsn, params := MustDatabase(t, pg, recipeSchema)
 	pod := strings.ReplaceAll(recipePod(params, "1s"), "refresh_check_interval: 1s", "refresh_mode: changes")
-	rt := MustRuntime(t, pod)
+	var logs lockedBuffer
+	rt := MustRuntimeLogged(t, pod, &logs)
 	rt.waitReady(t)
 	for i := 0; i < 20; i++ {
 		token := mustWrite(t, dsn, "INSERT INTO orders (product_id, count) VALUES ($1, $2)", i%4+1, i+1)
@@ -422,6 +424,18 @@ func TestRecipeWithChangeDataCapture(t *testing.T) {
 	}
 	if slots := pgString(t, dsn, "SELECT count(*) FROM pg_replication_slots WHERE database = current_database()"); slots != "0" {
 		t.Fatalf("%s replication slots left after a clean shutdown, want 0", slots)
+	}
+	var feedLines int
+	for line := range strings.Lines(logs.String()) {
+		if n := strings.Count(line, " slot="); n > 0 {
+			feedLines++
+			if n != 1 {
+				t.Errorf("log line names its slot %d times: %s", n, line)
+			}
+		}
+	}
+	if feedLines < 2 { // the snapshot, the slot dropped at shutdown
+		t.Fatalf("%d log lines name a slot, want the snapshot's and the drop's:\n%s", feedLines, logs.String())
 	}
 }
 

@@ -319,7 +319,7 @@ func (m *Main) addFeeds(ctx context.Context) error {
 	metrics := cdc.NewMetrics(m.reg)
 	for _, c := range cfgs {
 		f := cdc.New(m.Engine, m.Store, c)
-		f.Logger, f.Metrics = m.Logger.With("slot", c.Slot), metrics
+		f.Logger, f.Metrics = m.Logger, metrics // the feed names its slot on each line
 		m.Engine.AddFeed(f)
 	}
 	return nil
