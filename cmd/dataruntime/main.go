@@ -40,7 +40,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case "healthcheck":
 			return healthcheck(args[1:], stderr)
 		case "drop-slots":
-			return dropSlots(ctx, args[1:], stderr)
+			return dropSlots(ctx, args[1:], os.Getenv, stderr)
 		}
 	}
 	cfg, err := parseFlags(args, os.Getenv, stderr)
