@@ -15,7 +15,7 @@ import (
 // is given, says so, and fails naming what to check when they do not exist;
 // "auto", which only a runtime's own container can resolve, is refused.
 func TestDropSlots(t *testing.T) {
-	dsn, params := MustDatabase(t, pg, recipeSchema)
+	dsn, params := MustDatabase(t, pg.Get(t), recipeSchema)
 	pod := strings.ReplaceAll(recipePod(params, "1s"), "refresh_check_interval: 1s", "refresh_mode: changes")
 	path := filepath.Join(t.TempDir(), "spicepod.yaml")
 	if err := os.WriteFile(path, []byte(pod), 0o644); err != nil {

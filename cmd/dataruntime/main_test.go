@@ -22,9 +22,10 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
-var pg *pgtest.Postgres
+// pg is the Postgres the package's tests share, started by the first that needs it.
+var pg pgtest.Shared
 
-func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
+func TestMain(m *testing.M) { pg.Main(m) }
 
 // recipeSchema is the recipe's tables and first orders.
 const recipeSchema = `

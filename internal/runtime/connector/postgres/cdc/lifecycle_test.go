@@ -141,8 +141,9 @@ func TestResnapshotWhenSlotCannotResume(t *testing.T) {
 // walsender), and the slot's confirmed position keeps moving thanks to the
 // heartbeat, as does the datasets' watermark.
 func TestIdleStreamStaysUpAndMovesTheSlot(t *testing.T) {
-	mustExec(t, pg.DSN, `ALTER SYSTEM SET wal_sender_timeout = '2s'`, `SELECT pg_reload_conf()`)
-	t.Cleanup(func() { mustExec(t, pg.DSN, `ALTER SYSTEM RESET wal_sender_timeout`, `SELECT pg_reload_conf()`) })
+	admin := pg.Get(t).DSN
+	mustExec(t, admin, `ALTER SYSTEM SET wal_sender_timeout = '2s'`, `SELECT pg_reload_conf()`)
+	t.Cleanup(func() { mustExec(t, admin, `ALTER SYSTEM RESET wal_sender_timeout`, `SELECT pg_reload_conf()`) })
 	dsn := pg.NewDatabase(t)
 	mustExec(t, dsn, recipeSchema...)
 	mustExec(t, dsn, `INSERT INTO products VALUES (1, 'a')`, `INSERT INTO orders (product_id, count) VALUES (1, 1)`)
@@ -216,6 +217,7 @@ func TestReconnectsAfterPostgresRestart(t *testing.T) {
 	r.wait(t, currentLSN(t, dsn))
 
 	ctx := context.Background()
+	pg := pg.Get(t)
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
