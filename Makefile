@@ -109,7 +109,7 @@ SECRETS_FILE := secrets.env
 SECRET_VARS := ACCELERATED_API_KEY MATERIALIZED_API_KEY POSTGRES_PASSWORD
 
 .PHONY: help version up secrets certs deps ports k8s-secrets build images postgres-image runtime-image api-image image-context \
-	wait endpoints down clean logs test screenshot fuzz bench bench-quick bench-scale bench-failover bench-heavy bench-writes bench-restart chaos chaos-quick scale drop-stale-slots
+	wait endpoints down clean logs test test-unit docs screenshot fuzz bench bench-quick bench-scale bench-failover bench-heavy bench-writes bench-restart chaos chaos-quick scale drop-stale-slots
 
 # help lists every target with the text after the `##` on its rule line.
 help: ## list the targets
@@ -320,21 +320,41 @@ k8s-secrets: ## write the Kubernetes example overlay's secrets.env (random), onc
 
 ## Tests ---------------------------------------------------------------------
 
+# go vet with every build tag the tests use, so no file escapes it.
+VET_TAGS := $(TEST_TAGS) e2e browser chaos
+
+# make test-unit: vet, then every package's tests with -short and no Docker
+# (about a minute): tests that need Postgres or a stack skip under -short, saying
+# so. Without the duckdb_arrow tag the runtime's tests would not compile; each such
+# package then fails (internal/tagtest), so `go test ./...` alone cannot pass
+# while leaving them out.
+test-unit: ## vet and the unit tests: no Docker, about a minute (go test -short)
+	$(GO) vet -tags '$(VET_TAGS)' ./...
+	$(GO) test -tags '$(TEST_TAGS)' -short -count=1 ./...
+
 # Integration tests start Postgres with testcontainers-go from $(POSTGRES_IMAGE);
 # Ryuk, its reaper, is an image that cannot be pulled offline: pgtest cleans up.
-# Unit and integration tests (Postgres under testcontainers), then the end-to-end
-# test: the compose stack from scratch on free ports, orders in, all three rankings
-# equal to Postgres, a quick benchmark run against it, everything torn down (and
-# the same stack in TLS mode, every hop checked to be TLS, about 40 s); then
-# the live page in headless Chromium (chromium, installed by make deps) on a stack
-# of its own; then the quick chaos test.
+# make test: vet; unit and integration tests under the race detector (Postgres
+# under testcontainers; a test that cannot start it fails, never skips); then the
+# end-to-end test: the compose stack from scratch on free ports, orders in, all
+# three rankings equal to Postgres, a quick benchmark run against it, everything
+# torn down (and the same stack in TLS mode, every hop checked to be TLS, about
+# 40 s); then the live page in headless Chromium (chromium, installed by make
+# deps) on a stack of its own; then the quick chaos test.
 test: export TESTCONTAINERS_RYUK_DISABLED = true
-test: secrets build images ## unit, integration, end-to-end and quick chaos tests (needs Docker)
+test: secrets build images ## vet; unit and integration tests under -race; end-to-end, browser and quick chaos tests (needs Docker)
 	$(call plain_only,test)
-	$(GO) test -tags '$(TEST_TAGS)' -count=1 ./...
+	$(GO) vet -tags '$(VET_TAGS)' ./...
+	$(GO) test -race -tags '$(TEST_TAGS)' -count=1 -timeout 20m ./...
 	COMPOSE='$(COMPOSE)' $(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/e2e/
 	COMPOSE='$(COMPOSE)' $(GO) test -tags browser -count=1 -v -timeout 15m ./internal/e2e/
 	COMPOSE='$(COMPOSE)' $(GO) test -tags chaos -count=1 -v -timeout 15m -run TestChaosQuick ./internal/chaos/
+
+# make docs rewrites the generated tables of docs/configuration.md from the
+# programs' flag sets and variable tables (each program's TestDocs; make test
+# fails while one differs). One package at a time: they share the page.
+docs: ## rewrite the generated tables of docs/configuration.md from the code
+	DOCS_UPDATE=1 $(GO) test -tags '$(TEST_TAGS)' -p 1 -count=1 -run '^TestDocs$$' ./cmd/...
 
 # The live page's browser test alone (a stack of its own, about three minutes),
 # saving the page as SCREENSHOT at laptop width: the picture the docs show.
