@@ -1,6 +1,9 @@
 // Package docs holds the check that keeps README.md and docs/*.md true to the
 // code: every `make` target, `--flag` and environment variable they name in code
 // spans must exist, and every relative link (with its #anchor) must resolve.
+// Comments and messages in code, compose files, spicepods, scripts and the
+// Makefile that cite a page, and a section after a comma
+// (`docs/operations.md, Limits`), must cite a heading that exists.
 // It has no code of its own; `go test ./internal/docs/` (part of `make test`)
 // runs the check.
 //
