@@ -247,11 +247,11 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 		}
 	}()
 	defer func() {
-		st.Close() // ends the reader
+		st.Stop() // ends the reader's Next
 		for c := range changes {
 			c.Diff.Release()
 		}
-		wg.Wait()
+		wg.Wait() // the reader is done with st: Close may release it
 	}()
 	for c := range changes {
 		batch := f.drain(changes, c)
