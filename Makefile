@@ -180,20 +180,16 @@ certs: ## make certs/ (local CA, per-service certificates) for TLS=1 unless they
 
 build: ## build bin/dataruntime (static, cgo + DuckDB), bin/api and bin/bench
 	@mkdir -p bin
-	@if [ -d cmd/dataruntime ]; then \
-		echo "==> bin/dataruntime (static, cgo + DuckDB; the link takes a minute)"; \
+	@echo "==> bin/dataruntime (static, cgo + DuckDB; the link takes a minute)"; \
 		CGO_ENABLED=1 $(GO) build -tags '$(RUNTIME_TAGS)' -trimpath \
 			-ldflags '$(RUNTIME_LDFLAGS)' -o bin/dataruntime ./cmd/dataruntime \
 			2>bin/.dataruntime.log || { cat bin/.dataruntime.log; exit 1; }; \
 		grep -v -e 'statically linked applications requires' -e 'in function' -e '^# ' \
 			bin/.dataruntime.log || true; \
-		rm -f bin/.dataruntime.log; \
-	else echo "note: cmd/dataruntime does not exist yet: bin/dataruntime not built"; fi
+		rm -f bin/.dataruntime.log
 	@for cmd in api bench; do \
-		if [ -d cmd/$$cmd ]; then \
-			echo "==> bin/$$cmd (static, pure Go)"; \
-			CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(VERSION_LDFLAGS)' -o bin/$$cmd ./cmd/$$cmd; \
-		else echo "note: cmd/$$cmd does not exist yet: bin/$$cmd not built"; fi; \
+		echo "==> bin/$$cmd (static, pure Go)"; \
+		CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(VERSION_LDFLAGS)' -o bin/$$cmd ./cmd/$$cmd; \
 	done
 
 ## Images --------------------------------------------------------------------
