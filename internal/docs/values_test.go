@@ -53,7 +53,7 @@ var (
 	// | `A`, `B` | `1`, `2` | ...   (values split by ", " or "; ")
 	varRowRe  = regexp.MustCompile("(?m)^\\| ((?:`[A-Z][A-Z0-9_]+`(?:, )?)+) \\| ((?:`[^`]*`(?:[,;] )?)+) \\|")
 	codeRe    = regexp.MustCompile("`([^`]*)`")
-	flagValRe = regexp.MustCompile("(?m)`--([a-z][a-z0-9-]*)`(?: \\((?:default )?| \\| )([0-9][0-9.,]*(?: ?(?:[KMG]iB|ms|s|min|m|h))?)(?:[,;)|]|\\s*[(|]|\\s*$)")
+	flagValRe = regexp.MustCompile("(?m)`--([a-z][a-z0-9-]*)`(?: \\((?:default )?| \\| )([0-9][0-9.,]*(?:, [0-9][0-9.,]*)*(?: ?(?:[KMG]iB|ms|s|min|m|h))?)(?:[,;)|]|\\s*[(|]|\\s*$)")
 )
 
 // CheckValues returns the defaults a page states that the repository does
@@ -87,6 +87,13 @@ func CheckValues(file, text string, d Defaults) []Problem {
 // sameValue reports whether a value written in prose (30 s, 1 MiB, 64)
 // equals one of defs as Go prints flag defaults (30s, 1048576, 64).
 func sameValue(v string, defs []string) bool {
+	if strings.Contains(v, ", ") { // a list: 100, 250, 1,000 is 100,250,1000
+		parts := strings.Split(v, ", ")
+		for i, p := range parts {
+			parts[i] = strings.ReplaceAll(p, ",", "")
+		}
+		v = strings.Join(parts, ",")
+	}
 	for _, def := range defs {
 		if v == def {
 			return true
@@ -136,13 +143,13 @@ func bytes(v string) (float64, bool) {
 func TestCheckValues(t *testing.T) {
 	d := Defaults{
 		Vars:  map[string]string{"WAIT_TIMEOUT": "300", "API_PORT": "9999", "SIZES": "10k,1M", "SCALE_ARGS": "-c 100"},
-		Flags: map[string][]string{"drain": {"2s"}, "max-query-bytes": {"1048576"}, "settle": {"10s", "2s"}, "query-slots": {"0"}},
+		Flags: map[string][]string{"drain": {"2s"}, "max-query-bytes": {"1048576"}, "settle": {"10s", "2s"}, "query-slots": {"0"}, "rates": {"100,1000"}},
 	}
 	for _, tc := range []struct {
 		name, text, want string // want "": no problem
 	}{
 		{"fine", "| `WAIT_TIMEOUT` | `300` | x |\n| `SIZES`, `SCALE_ARGS` | `10k,1M`; `-c 100` | y |\n" +
-			"drains for `--drain` (2 s); `--settle` (default 2s)\n| Query text | `--max-query-bytes` | 1 MiB (`413`) |\n" +
+			"drains for `--drain` (2 s); `--settle` (default 2s); `--rates` (default 100, 1,000), `--step`\n| Query text | `--max-query-bytes` | 1 MiB (`413`) |\n" +
 			"| Slots | `--query-slots` | 2 per core, at least 4 |\n| `API_PORT` | a free port | z |\n", ""},
 		{"variable", "| `WAIT_TIMEOUT` | `600` | x |\n", `WAIT_TIMEOUT: the page says default "600"`},
 		{"one of a list", "| `SIZES`, `SCALE_ARGS` | `10k,1M`; `-c 50` | y |\n", `SCALE_ARGS: the page says default "-c 50"`},
