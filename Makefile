@@ -316,31 +316,37 @@ k8s-secrets: ## write the Kubernetes example overlay's secrets.env (random), onc
 
 ## Tests ---------------------------------------------------------------------
 
-# go vet with every build tag the tests use, so no file escapes it.
+# go vet and staticcheck with every build tag the tests use, so no file escapes
+# them. staticcheck is pinned and fetched by the go command from the module
+# proxy; staticcheck.conf names the checks it leaves out, and why.
 VET_TAGS := $(TEST_TAGS) e2e browser chaos
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-# make test-unit: vet, then every package's tests with -short and no Docker
-# (about a minute): tests that need Postgres or a stack skip under -short, saying
-# so. Without the duckdb_arrow tag the runtime's tests would not compile; each such
-# package then fails (internal/tagtest), so `go test ./...` alone cannot pass
-# while leaving them out.
-test-unit: ## vet and the unit tests: no Docker, about a minute (go test -short)
+# make test-unit: vet and staticcheck, then every package's tests with -short
+# and no Docker (about a minute): tests that need Postgres or a stack skip under
+# -short, saying so. Without the duckdb_arrow tag the runtime's tests would not
+# compile; each such package then fails (internal/tagtest), so `go test ./...`
+# alone cannot pass while leaving them out.
+test-unit: ## vet, staticcheck and the unit tests: no Docker, about a minute (go test -short)
 	$(GO) vet -tags '$(VET_TAGS)' ./...
+	$(STATICCHECK) -tags '$(VET_TAGS)' ./...
 	$(GO) test -tags '$(TEST_TAGS)' -short -count=1 ./...
 
 # Integration tests start Postgres with testcontainers-go from $(POSTGRES_IMAGE);
 # Ryuk, its reaper, is an image that cannot be pulled offline: pgtest cleans up.
-# make test: vet; unit and integration tests under the race detector (Postgres
-# under testcontainers; a test that cannot start it fails, never skips); then the
-# end-to-end test: the compose stack from scratch on free ports, orders in, all
-# three rankings equal to Postgres, a quick benchmark run against it, everything
-# torn down (and the same stack in TLS mode, every hop checked to be TLS, about
-# 40 s); then the live page in headless Chromium (chromium, installed by make
-# deps) on a stack of its own; then the quick chaos test.
+# make test: vet and staticcheck; unit and integration tests under the race
+# detector (Postgres under testcontainers; a test that cannot start it fails,
+# never skips); then the end-to-end test: the compose stack from scratch on free
+# ports, orders in, all three rankings equal to Postgres, a quick benchmark run
+# against it, everything torn down (and the same stack in TLS mode, every hop
+# checked to be TLS, about 40 s); then the live page in headless Chromium
+# (chromium, installed by make deps) on a stack of its own; then the quick chaos
+# test.
 test: export TESTCONTAINERS_RYUK_DISABLED = true
-test: secrets build images ## vet; unit and integration tests under -race; end-to-end, browser and quick chaos tests (needs Docker)
+test: secrets build images ## vet, staticcheck; unit and integration tests under -race; end-to-end, browser and quick chaos tests (needs Docker)
 	$(call plain_only,test)
 	$(GO) vet -tags '$(VET_TAGS)' ./...
+	$(STATICCHECK) -tags '$(VET_TAGS)' ./...
 	$(GO) test -race -tags '$(TEST_TAGS)' -count=1 -timeout 20m ./...
 	COMPOSE='$(COMPOSE)' $(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/e2e/
 	COMPOSE='$(COMPOSE)' $(GO) test -tags browser -count=1 -v -timeout 15m ./internal/e2e/
