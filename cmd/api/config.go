@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/cqrs-spice/cqrs/internal/logging"
-
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +13,8 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/app/live"
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
+	"github.com/cqrs-spice/cqrs/internal/docgen"
+	"github.com/cqrs-spice/cqrs/internal/logging"
 )
 
 // Defaults of the settings that have no home in a package.
@@ -46,7 +46,8 @@ type Config struct {
 	Addr        string
 	PostgresURL string
 	// PostgresPassword is set on PostgresURL when the URL carries no password,
-	// so the password can come from a secret of its own (POSTGRES_PASSWORD).
+	// so the password can come from a secret of its own (POSTGRES_PASSWORD); it
+	// wins over libpq's PGPASSWORD and passfile.
 	PostgresPassword string
 	PoolSize         int
 	WritePoolSize    int
@@ -93,7 +94,7 @@ var connVars = []envVar{
 		func(c *Config, v string) error { c.Addr = v; return nil }},
 	{"POSTGRES_URL", DefaultPostgresURL, "Postgres connection string (URL or key=value)",
 		func(c *Config, v string) error { c.PostgresURL = v; return nil }},
-	{"POSTGRES_PASSWORD", "", "Postgres password, used when POSTGRES_URL has none (the compose stack's comes from secrets.env); empty: the URL's own",
+	{"POSTGRES_PASSWORD", "", "Postgres password for a POSTGRES_URL without one, before libpq's PGPASSWORD (the compose stack's comes from secrets.env); the start line names the source used",
 		func(c *Config, v string) error { c.PostgresPassword = v; return nil }},
 	{"POSTGRES_POOL_SIZE", strconv.Itoa(DefaultPoolSize), "most connections to Postgres for GET /ranking; further requests queue",
 		func(c *Config, v string) (err error) { c.PoolSize, err = positiveInt(v); return err }},
@@ -187,7 +188,8 @@ Postgres and from the accelerated and materialized runtimes.
 
 Usage:
   api                                   serve until SIGINT or SIGTERM
-  api healthcheck [--url URL]           exit 0 when URL answers 200
+  api healthcheck [--url URL] [--timeout 3s]
+                                        exit 0 when URL answers 200
                                         (default http://127.0.0.1:<API_ADDR port>/healthz)
   api --help                            this text
   api --version                         the version
@@ -197,9 +199,16 @@ Endpoints: POST /orders, GET /ranking, /ranking-accelerated, /ranking-materializ
 
 Environment:
 `)
-	for _, e := range envVars {
-		fmt.Fprintf(w, "  %-25s %s\n  %-25s default: %s\n", e.name, e.help, "", e.def)
+	docgen.PrintVars(w, envDocs())
+}
+
+// envDocs is the environment the api reads, for --help and the docs.
+func envDocs() []docgen.Var {
+	out := make([]docgen.Var, len(envVars))
+	for i, e := range envVars {
+		out[i] = docgen.Var{Name: e.name, Default: e.def, Usage: e.help}
 	}
+	return out
 }
 
 func positiveInt(v string) (int, error) {

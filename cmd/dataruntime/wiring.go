@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -321,7 +320,7 @@ func (m *Main) addFeeds(ctx context.Context) error {
 	metrics := cdc.NewMetrics(m.reg)
 	for _, c := range cfgs {
 		f := cdc.New(m.Engine, m.Store, c)
-		f.Logger, f.Metrics = m.Logger.With("slot", c.Slot), metrics
+		f.Logger, f.Metrics = m.Logger, metrics // the feed names its slot on each line
 		m.Engine.AddFeed(f)
 	}
 	return nil
@@ -437,48 +436,6 @@ func (m *Main) Close() error {
 		errs = append(errs, m.Store.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// dropSlots drops the replication slots and publications the spicepod's
-// refresh_mode: changes datasets own (a retired mode: file runtime keeps its slot,
-// which holds WAL on the server).
-func dropSlots(ctx context.Context, args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("drop-slots", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := fs.String("spicepod", "spicepod.yaml", "the spicepod whose slots to drop")
-	instance := fs.String("instance-id", envOr("SPICE_INSTANCE_ID", ""), "the instance id the runtime ran with")
-	inactive := fs.Bool("inactive", false, "instead, drop every slot of this spicepod's replicas (spice_<pod>_*) that no runtime streams from")
-	settle := fs.Duration("settle", cdc.DefaultSettle, "with --inactive: a slot must stay inactive this long to be dropped")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	pod, err := spicepod.Load(*path, spicepod.EnvLookup)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	cfgs, err := cdc.Configs(pod.Name, *instance, postgresDatasets(pod.Datasets))
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	if len(cfgs) == 0 {
-		fmt.Fprintln(stderr, "drop-slots: no dataset of this spicepod uses refresh_mode: changes; nothing to drop")
-		return 0
-	}
-	if *inactive {
-		return dropInactive(ctx, pod.Name, cfgs, *settle, stderr)
-	}
-	code := 0
-	for _, c := range cfgs {
-		if err := cdc.Drop(ctx, c.Postgres, c.Slot, c.Publication); err != nil {
-			fmt.Fprintf(stderr, "drop-slots: %v\n", err)
-			code = 1
-			continue
-		}
-		fmt.Fprintf(stderr, "dropped slot %s and publication %s\n", c.Slot, c.Publication)
-	}
-	return code
 }
 
 // podListing is the spicepod as GET /v1/spicepods lists it: names and

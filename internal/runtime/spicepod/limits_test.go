@@ -42,8 +42,9 @@ func unknownKeys(n int) string {
 	return b.String()
 }
 
-// hostilePods are the inputs of issue 10's finding 4, and their neighbours.
-// FuzzParse starts from them too.
+// hostilePods are YAML documents built to exhaust a parser (self-referring
+// anchors, alias bombs, floods of keys) and their neighbours. FuzzParse starts
+// from them too.
 var hostilePods = []struct {
 	name string
 	doc  string

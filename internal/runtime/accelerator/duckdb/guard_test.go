@@ -16,8 +16,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
-// Issue 10, finding 10: the runtime's internals and the host are not readable
-// through user SQL.
+// The runtime's internals and the host are not readable through user SQL.
 func TestQueryRefusesIntrospection(t *testing.T) {
 	db := MustOpen(t, "")
 	write(t, db, func(tx *duckdb.Tx) error {
@@ -126,8 +125,8 @@ func TestQueryErrorsSuggestOnlyUserTables(t *testing.T) {
 	}
 }
 
-// Issue 10, finding 3: a result over MaxResultBytes is stopped while DuckDB
-// builds it, not after: a row past the cap would raise an error.
+// A result over MaxResultBytes is stopped while DuckDB builds it, not after: a
+// row past the cap would raise an error.
 func TestQueryStopsLargeResultEarly(t *testing.T) {
 	db := duckdb.New("")
 	db.MemoryLimit = 256 << 20
@@ -147,7 +146,7 @@ func TestQueryStopsLargeResultEarly(t *testing.T) {
 	}
 }
 
-// Issue 10, finding 1: the cache of inspected texts counts the texts.
+// The cache of inspected texts counts the texts in its bytes.
 func TestInspectCacheStaysWithinItsBytes(t *testing.T) {
 	db := duckdb.New("")
 	db.InspectCacheBytes = 1 << 20

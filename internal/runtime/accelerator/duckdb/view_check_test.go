@@ -13,8 +13,8 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
-// guardCases are view and query texts for the read-only guard: issue 10's
-// finding 7 and its neighbours. FuzzGuard starts from them.
+// guardCases are view and query texts for the read-only guard: a second
+// statement after a select, and their neighbours. FuzzGuard starts from them.
 var guardCases = []struct {
 	name, sql string
 	readOnly  bool // refused with ErrReadOnly
@@ -24,7 +24,7 @@ var guardCases = []struct {
 	{"select from a table not loaded yet", "select count(*) from orders_not_loaded", false, false},
 	{"missing column", "select nope from _spice.watermarks", false, false},
 	{"cte", "with a as (select 1 as x) select x from a", false, false},
-	{"finding 7", "select 1 as a; create table pwn as select 42 as y", true, false},
+	{"create after a select", "select 1 as a; create table pwn as select 42 as y", true, false},
 	{"two selects", "select 1; select 2", true, false},
 	{"drop after select", "select 1; drop table _spice.watermarks", true, false},
 	{"trailing semicolon", "select 1;", false, false},

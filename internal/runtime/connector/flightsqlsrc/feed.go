@@ -268,11 +268,11 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 		}
 	}()
 	defer func() {
-		st.Close() // ends the reader
+		st.Stop() // ends the reader's Next
 		for c := range changes {
 			c.Diff.Release()
 		}
-		wg.Wait()
+		wg.Wait() // the reader is done with st: Close may release it
 	}()
 	pacer := engine.Pacer{Share: f.ApplyShare, MaxWait: f.MaxApplyWait}
 	for c := range changes {

@@ -40,8 +40,8 @@ var ErrHeartbeatTimeout = errors.New("no message from the upstream within the he
 
 // Stream is the client side of a subscription (see wire.SubscribeRequest). Read
 // the snapshot with Snapshot first, then the changes with Next; Close ends it.
-// A Stream is not safe for concurrent use, but Close may be called from any
-// goroutine.
+// A Stream is not safe for concurrent use, but Stop may be called from any
+// goroutine to end a read in progress.
 type Stream struct {
 	// Position and Mode are the snapshot's position and the upstream's way of
 	// maintaining the result ("incremental" or "recompute: <why>").
@@ -228,7 +228,13 @@ func (s *Stream) Next() (Change, error) {
 	}
 }
 
-// Close ends the stream. It is safe to call more than once.
+// Stop ends the stream's reads: a Next in progress, in any goroutine, returns
+// an error. It releases nothing; Close does, once no goroutine reads.
+func (s *Stream) Stop() { s.cancel(context.Canceled) }
+
+// Close ends the stream and releases what it holds. Call it once no goroutine
+// reads the stream (Stop ends a read in progress). It is safe to call more
+// than once.
 func (s *Stream) Close() {
 	if s.closed.Swap(true) {
 		return
