@@ -336,7 +336,8 @@ test-unit: ## vet, staticcheck and the unit tests: no Docker, about a minute (go
 # Ryuk, its reaper, is an image that cannot be pulled offline: pgtest cleans up.
 # make test: vet and staticcheck; unit and integration tests under the race
 # detector (Postgres under testcontainers; a test that cannot start it fails,
-# never skips); then the end-to-end test: the compose stack from scratch on free
+# never skips); the differential test of the maintained views whole (100,000
+# changes; a tenth under -race); then the end-to-end test: the compose stack from scratch on free
 # ports, orders in, all three rankings equal to Postgres, a quick benchmark run
 # against it, everything torn down (and the same stack in TLS mode, every hop
 # checked to be TLS, about 40 s); then the live page in headless Chromium
@@ -348,6 +349,7 @@ test: secrets build images ## vet, staticcheck; unit and integration tests under
 	$(GO) vet -tags '$(VET_TAGS)' ./...
 	$(STATICCHECK) -tags '$(VET_TAGS)' ./...
 	$(GO) test -race -tags '$(TEST_TAGS)' -count=1 -timeout 20m ./...
+	$(GO) test -tags '$(TEST_TAGS)' -count=1 -run '^TestMaintainedDifferential$$' ./internal/runtime/accelerator/duckdb/
 	COMPOSE='$(COMPOSE)' $(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/e2e/
 	COMPOSE='$(COMPOSE)' $(GO) test -tags browser -count=1 -v -timeout 15m ./internal/e2e/
 	COMPOSE='$(COMPOSE)' $(GO) test -tags chaos -count=1 -v -timeout 15m -run TestChaosQuick ./internal/chaos/

@@ -35,7 +35,8 @@ var differentialShapes = []struct{ name, sql string }{
 }
 
 // TestMaintainedDifferential applies 100,000 random changes (10,000 with
-// -short) to the tables of each shape, in store transactions of 1 to 40
+// -short or -race; make test runs it once more without -race, whole) to the
+// tables of each shape, in store transactions of 1 to 40
 // changes (inserts, deletes, updates of orders; products added, renamed and
 // removed; now and then a truncation or a transaction rolled back after the
 // maintained query applied it), and after every transaction checks the
@@ -44,7 +45,7 @@ var differentialShapes = []struct{ name, sql string }{
 // rows leaving the first ones often send them back to the whole result.
 func TestMaintainedDifferential(t *testing.T) {
 	total := 100_000
-	if testing.Short() {
+	if testing.Short() || raceDetector {
 		total = 10_000
 	}
 	for i, shape := range differentialShapes {
