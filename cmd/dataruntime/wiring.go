@@ -72,6 +72,8 @@ type Config struct {
 	QuerySlots int
 	// QueueTimeout bounds the wait for a query slot; engine default when 0.
 	QueueTimeout time.Duration
+	// LightBudget bounds a query's run in a light slot; engine default when 0.
+	LightBudget time.Duration
 	// HTTPReadTimeout bounds reading one HTTP request; httpsrv default when 0.
 	HTTPReadTimeout time.Duration
 	// PrintVersion (--version): print the version and exit instead of serving.
@@ -127,7 +129,7 @@ func (m *Main) Run(ctx context.Context) error {
 	e.QueryTimeout = m.Config.QueryTimeout
 	e.MaxQueryBytes = m.Config.MaxQueryBytes
 	e.PlanCacheBytes = m.budget.PlanCache
-	e.Admission = engine.Admission{Slots: m.Store.MaxConns, QueueTimeout: m.Config.QueueTimeout}
+	e.Admission = engine.Admission{Slots: m.Store.MaxConns, QueueTimeout: m.Config.QueueTimeout, LightBudget: m.Config.LightBudget}
 	if rc := pod.Runtime.ResultsCache; rc.Enabled {
 		size := rc.CacheMaxSize
 		if size <= 0 || size > m.budget.ResultsCache {
