@@ -332,9 +332,11 @@ func (m *Main) openServers() error {
 	if err != nil {
 		return err
 	}
+	// One budget of wrong keys per address, whichever port they go to.
+	throttle := &apikey.Throttle{Logger: m.Logger}
 	m.HTTP = httpsrv.New(m.Config.HTTPAddr, m.Engine)
 	m.HTTP.Logger = m.Logger
-	m.HTTP.APIKeys, m.HTTP.TLS = keys, tlsConfig
+	m.HTTP.APIKeys, m.HTTP.TLS, m.HTTP.Throttle = keys, tlsConfig, throttle
 	m.HTTP.MaxQueryBytes = m.Config.MaxQueryBytes
 	m.HTTP.ReadTimeout = m.Config.HTTPReadTimeout
 	m.HTTP.Endpoints = []httpsrv.Endpoint{{Name: "http", Addr: m.Config.HTTPAddr}, {Name: "flight", Addr: m.Config.FlightAddr}}
@@ -346,7 +348,7 @@ func (m *Main) openServers() error {
 	m.Flight.Logger = m.Logger
 	m.Flight.Metrics = flightsrv.NewMetrics(m.reg)
 	m.Flight.PrimaryKeys = m.primaryKeys
-	m.Flight.APIKeys = keys
+	m.Flight.APIKeys, m.Flight.Throttle = keys, throttle
 	if tlsConfig != nil {
 		m.Flight.GRPCOptions = append(m.Flight.GRPCOptions, grpc.Creds(credentials.NewTLS(tlsConfig)))
 	}

@@ -57,7 +57,8 @@ type source struct {
 	refused int       // calls refused while the budget was spent
 }
 
-// Log attribute keys.
+// Log attribute keys: the address (or IPv6 /64), the wrong keys and refused
+// calls since the line before, the port.
 const (
 	logSource  = "source"
 	logPort    = "port"
@@ -142,7 +143,8 @@ func (t *Throttle) log(key netip.Prefix, s *source, port string) {
 	if port != "" {
 		attrs = append(attrs, logPort, port)
 	}
-	logger.Warn(fmt.Sprintf("wrong API keys: after %d a source gets one attempt every %s", t.burst(), t.refillEvery()), attrs...)
+	logger.Warn(fmt.Sprintf("wrong API keys (an address that sends %d gets one attempt every %s, refused before its key is checked)",
+		t.burst(), t.refillEvery()), attrs...)
 	s.wrong, s.refused = 0, 0
 }
 
