@@ -281,8 +281,11 @@ func TestEvents_ViewersAreCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Fatal("third viewer: 200, want 503")
+	}
 	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "API_LIVE_MAX_VIEWERS") {
 		t.Fatalf("third viewer: %s Retry-After=%q %q, want 503 naming API_LIVE_MAX_VIEWERS", resp.Status, resp.Header.Get("Retry-After"), body)
 	}
