@@ -116,6 +116,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.DurationVar(&cfg.QueueTimeout, "queue-timeout", engine.DefaultQueueTimeout, "how long a query waits for a slot before it is refused with 503")
 	fs.DurationVar(&cfg.LightBudget, "light-budget", engine.DefaultLightBudget, "how long a query may run in a light slot; then it moves to the heavy lane, or is stopped and queued there, and its text counts as heavy until a run ends within it")
 	fs.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", httpsrv.DefaultReadTimeout, "how long reading one HTTP request (body included) may take")
+	fs.Func("allowed-paths", "`dirs`: comma-separated directories whose files spicepods may read (file:, duckdb_open, sql_ref) besides their own folder; symlinks are resolved before the check",
+		func(v string) error {
+			cfg.AllowedPaths = append(cfg.AllowedPaths, strings.Split(v, ",")...)
+			return nil
+		})
 	fs.BoolVar(&cfg.PrintVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: dataruntime [flags]

@@ -76,6 +76,9 @@ type Config struct {
 	LightBudget time.Duration
 	// HTTPReadTimeout bounds reading one HTTP request; httpsrv default when 0.
 	HTTPReadTimeout time.Duration
+	// AllowedPaths are directories beyond the spicepod's own whose files it
+	// may read (spicepod.Paths); empty: its own folder only.
+	AllowedPaths []string
 	// PrintVersion (--version): print the version and exit instead of serving.
 	PrintVersion bool
 }
@@ -110,7 +113,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Logger == nil {
 		m.Logger = slog.Default()
 	}
-	pod, err := spicepod.Load(m.Config.Spicepod, spicepod.EnvLookup)
+	allowed, err := spicepod.AllowedDirs(m.Config.AllowedPaths)
+	if err != nil {
+		return fmt.Errorf("--allowed-paths: %w", err)
+	}
+	pod, err := spicepod.LoadWith(m.Config.Spicepod, spicepod.Options{Lookup: spicepod.EnvLookup, AllowedDirs: allowed})
 	if err != nil {
 		return err
 	}
