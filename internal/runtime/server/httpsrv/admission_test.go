@@ -33,7 +33,7 @@ func crossJoin(n int) string {
 func TestUniqueCrossJoinsDoNotStarveTheRankings(t *testing.T) {
 	e, url := MustServer(t, func(e *engine.Engine) {
 		e.Admission = engine.Admission{Slots: 4, HeavySlots: 2, QueueTimeout: 3 * time.Second,
-			LightBudget: 200 * time.Millisecond}
+			LightBudget: 500 * time.Millisecond}
 		e.QueryTimeout = 5 * time.Minute
 	}, nil)
 	if code, _, body := post(context.Background(), t, url, runtimetest.RankingsSQL); code != http.StatusOK {
