@@ -174,12 +174,16 @@ func (s *slot) light() bool {
 }
 
 // moveHeavy moves a running light query to the heavy lane when the heavy lane
-// has room, without waiting, and reports whether it did.
+// has room, without waiting, and reports whether the query holds a heavy slot
+// now. It reports false for a released slot.
 func (s *slot) moveHeavy() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.done || s.lane == laneHeavy {
-		return !s.done
+	switch {
+	case s.done:
+		return false
+	case s.lane == laneHeavy:
+		return true
 	}
 	select {
 	case s.a.heavy <- struct{}{}:
