@@ -65,6 +65,8 @@ type Config struct {
 	DebugAddr        string        // pprof; empty: off
 	MetricsAddr      string        // Prometheus GET /metrics; empty: off
 	LiveInterval     time.Duration // the live page's sampling interval; 0: no page
+	LiveMaxViewers   int           // live pages served at once
+	AllowedHosts     []string      // host names browsers may reach the api by, beyond addresses and localhost
 	LogLevel         slog.Level
 	LogFormat        string // "text" or "json"
 
@@ -149,6 +151,10 @@ var tuningVars = []envVar{
 			}
 			return nil
 		}},
+	{"API_LIVE_MAX_VIEWERS", strconv.Itoa(live.DefaultMaxViewers), "most live pages (GET /live/events) served at once; past it a page gets 503 and retries",
+		func(c *Config, v string) (err error) { c.LiveMaxViewers, err = positiveInt(v); return err }},
+	{"API_ALLOWED_HOSTS", "", "comma-separated host names a browser may reach the api by (its Host header), besides IP addresses and localhost; requests from a browser to any other name get 403 (DNS rebinding)",
+		func(c *Config, v string) error { c.AllowedHosts = splitList(v); return nil }},
 	{"API_DEBUG_ADDR", "", "address for Go's pprof profiles (/debug/pprof/); off when empty. Keep it off public interfaces",
 		func(c *Config, v string) error { c.DebugAddr = v; return nil }},
 	{"API_METRICS_ADDR", "", "address for Prometheus metrics (GET /metrics: the process's CPU seconds and memory, Go runtime); off when empty. The benchmark reads the api's CPU here",

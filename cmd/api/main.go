@@ -160,8 +160,16 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		store = m.Live.Orders(m.Orders)
 	}
-	m.Server = api.NewServer(store, m.Postgres, m.Accelerated, m.Materialized)
+	// A minimum position Postgres has not reached is refused at once, as
+	// GET /ranking refuses it, instead of waiting for a runtime's timeout.
+	m.Server = api.NewServer(store, m.Postgres,
+		&ranking.HeadCheck{Reader: m.Accelerated, Head: m.Orders.Head},
+		&ranking.HeadCheck{Reader: m.Materialized, Head: m.Orders.Head})
 	m.Server.Live = m.liveHandler()
+	if m.Live != nil {
+		m.Server.ConnContext = live.ConnContext
+	}
+	m.Server.AllowedHosts = cfg.AllowedHosts
 	m.Server.Addr = cfg.Addr
 	m.Server.RequestTimeout = cfg.RequestTimeout
 	m.Server.TrustedProxies = cfg.TrustedProxies

@@ -146,7 +146,13 @@ func runtimeFlags(cfg *Config, mem *memoryLimitFlag, stderr io.Writer) *flag.Fla
 	fs.DurationVar(&cfg.QueryTimeout, "query-timeout", engine.DefaultQueryTimeout, "how long a query may take from its arrival, waiting for a slot included")
 	fs.IntVar(&cfg.QuerySlots, "query-slots", 0, "queries run at once (DuckDB connections); 0: 2 per core, at least 4. Heavy queries get at most half")
 	fs.DurationVar(&cfg.QueueTimeout, "queue-timeout", engine.DefaultQueueTimeout, "how long a query waits for a slot before it is refused with 503")
+	fs.DurationVar(&cfg.LightBudget, "light-budget", engine.DefaultLightBudget, "how long a query may run in a light slot; then it moves to the heavy lane, or is stopped and queued there, and its text counts as heavy until a run ends within it")
 	fs.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", httpsrv.DefaultReadTimeout, "how long reading one HTTP request (body included) may take")
+	fs.Func("allowed-paths", "`dirs`: comma-separated directories whose files spicepods may read (file:, duckdb_open, sql_ref) besides their own folder; symlinks are resolved before the check",
+		func(v string) error {
+			cfg.AllowedPaths = append(cfg.AllowedPaths, strings.Split(v, ",")...)
+			return nil
+		})
 	fs.BoolVar(&cfg.PrintVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: dataruntime [flags]

@@ -71,8 +71,13 @@ type Config struct {
 	QuerySlots int
 	// QueueTimeout bounds the wait for a query slot; engine default when 0.
 	QueueTimeout time.Duration
+	// LightBudget bounds a query's run in a light slot; engine default when 0.
+	LightBudget time.Duration
 	// HTTPReadTimeout bounds reading one HTTP request; httpsrv default when 0.
 	HTTPReadTimeout time.Duration
+	// AllowedPaths are directories beyond the spicepod's own whose files it
+	// may read (spicepod.Paths); empty: its own folder only.
+	AllowedPaths []string
 	// PrintVersion (--version): print the version and exit instead of serving.
 	PrintVersion bool
 }
@@ -107,7 +112,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Logger == nil {
 		m.Logger = slog.Default()
 	}
-	pod, err := spicepod.Load(m.Config.Spicepod, spicepod.EnvLookup)
+	allowed, err := spicepod.AllowedDirs(m.Config.AllowedPaths)
+	if err != nil {
+		return fmt.Errorf("--allowed-paths: %w", err)
+	}
+	pod, err := spicepod.LoadWith(m.Config.Spicepod, spicepod.Options{Lookup: spicepod.EnvLookup, AllowedDirs: allowed})
 	if err != nil {
 		return err
 	}
@@ -127,7 +136,7 @@ func (m *Main) Run(ctx context.Context) error {
 	e.QueryTimeout = m.Config.QueryTimeout
 	e.MaxQueryBytes = m.Config.MaxQueryBytes
 	e.PlanCacheBytes = m.budget.PlanCache
-	e.Admission = engine.Admission{Slots: m.Store.MaxConns, QueueTimeout: m.Config.QueueTimeout}
+	e.Admission = engine.Admission{Slots: m.Store.MaxConns, QueueTimeout: m.Config.QueueTimeout, LightBudget: m.Config.LightBudget}
 	if rc := pod.Runtime.ResultsCache; rc.Enabled {
 		size := rc.CacheMaxSize
 		if size <= 0 || size > m.budget.ResultsCache {
@@ -331,9 +340,11 @@ func (m *Main) openServers() error {
 	if err != nil {
 		return err
 	}
+	// One budget of wrong keys per address, whichever port they go to.
+	throttle := &apikey.Throttle{Logger: m.Logger}
 	m.HTTP = httpsrv.New(m.Config.HTTPAddr, m.Engine)
 	m.HTTP.Logger = m.Logger
-	m.HTTP.APIKeys, m.HTTP.TLS = keys, tlsConfig
+	m.HTTP.APIKeys, m.HTTP.TLS, m.HTTP.Throttle = keys, tlsConfig, throttle
 	m.HTTP.MaxQueryBytes = m.Config.MaxQueryBytes
 	m.HTTP.ReadTimeout = m.Config.HTTPReadTimeout
 	m.HTTP.Spicepods = []httpsrv.Spicepod{podListing(m.Pod)}
@@ -348,7 +359,7 @@ func (m *Main) openServers() error {
 	m.Flight.PrimaryKeys = m.primaryKeys
 	m.Flight.Ordering = m.ordering
 	m.Flight.ParamTypes = m.Store.ParamTypes
-	m.Flight.APIKeys = keys
+	m.Flight.APIKeys, m.Flight.Throttle = keys, throttle
 	if tlsConfig != nil {
 		m.Flight.GRPCOptions = append(m.Flight.GRPCOptions, grpc.Creds(credentials.NewTLS(tlsConfig)))
 	}
