@@ -44,11 +44,14 @@ func (d *DB) Begin(ctx context.Context) (*Tx, error) {
 	}
 	var dc any
 	_ = conn.Raw(func(c any) error { dc = c; return nil })
-	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+	t := &Tx{ctx: ctx, conn: conn, dc: dc, db: d}
+	// Prepared once per connection, like every statement of the write path:
+	// parsing and planning even BEGIN costs DuckDB more than running it.
+	if _, err := t.execPrepared("BEGIN TRANSACTION"); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("begin: %w", err)
 	}
-	return &Tx{ctx: ctx, conn: conn, dc: dc, db: d}, nil
+	return t, nil
 }
 
 // Commit makes every change of the transaction visible at once, and the
@@ -64,7 +67,7 @@ func (t *Tx) Commit() error {
 		t.abort()
 		return fmt.Errorf("commit: %w", err)
 	}
-	if _, err := t.conn.ExecContext(t.ctx, "COMMIT"); err != nil {
+	if _, err := t.execPrepared("COMMIT"); err != nil {
 		t.abort()
 		return fmt.Errorf("commit: %w", err)
 	}
