@@ -32,6 +32,10 @@ var differentialShapes = []struct{ name, sql string }{
 		LEFT JOIN (SELECT product_id, sum(count) AS total FROM orders GROUP BY product_id) s ON s.product_id = p.id
 		LEFT JOIN (SELECT product_id, max(price) AS top FROM orders GROUP BY product_id) m ON m.product_id = p.id
 		ORDER BY s.total NULLS FIRST, p.id LIMIT 11 OFFSET 2`},
+	{"the default order of NULLs", `SELECT p.id, s.total FROM products p
+		LEFT JOIN (SELECT product_id, sum(count) AS total FROM orders GROUP BY product_id) s ON s.product_id = p.id
+		ORDER BY s.total DESC, p.id LIMIT 9`},
+	{"NULLs ascending by default", `SELECT product_id, max(price) AS top FROM orders GROUP BY product_id ORDER BY top, product_id LIMIT 6`},
 }
 
 // TestMaintainedDifferential applies 100,000 random changes (10,000 with
