@@ -206,6 +206,7 @@ func (m *Main) openStore(ctx context.Context) error {
 		}
 	}
 	m.Store = duckdb.New(path)
+	m.Store.Logger = m.Logger
 	m.Store.Threads = m.Config.DuckDBThreads
 	m.Store.MemoryLimit = m.budget.DuckDB
 	m.Store.MaxResultBytes = m.budget.MaxResultBytes

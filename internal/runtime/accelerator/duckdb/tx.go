@@ -32,6 +32,7 @@ type Tx struct {
 	changes txChanges               // for maintained queries (capture.go)
 	wm      map[string]position.LSN // watermarks set, published at commit
 	mirrors map[string]*mirror      // tables' mirrors set or dropped (nil), published at commit
+	deleted int64                   // rows this transaction deleted (compaction.go)
 }
 
 var viewSeq atomic.Uint64
@@ -77,6 +78,7 @@ func (t *Tx) Commit() error {
 	t.db.wm.set(t.wm)
 	t.db.mirrors.set(t.mirrors)
 	t.changes = txChanges{}
+	t.db.compactAfter(t.ctx, t.conn, t.deleted)
 	return nil
 }
 
@@ -260,6 +262,7 @@ func (t *Tx) Delete(table string, keys array.RecordReader) (int64, error) {
 			res, err := dc.(driver.ExecerContext).ExecContext(t.ctx, query, nil)
 			if err == nil {
 				n, _ = res.RowsAffected()
+				t.deleted += n
 			}
 			return err
 		}
@@ -267,6 +270,7 @@ func (t *Tx) Delete(table string, keys array.RecordReader) (int64, error) {
 		for _, r := range recs {
 			n += r.NumRows()
 		}
+		t.deleted += n
 		capture.Add(-1, recs...)
 		releaseAll(recs)
 		return err

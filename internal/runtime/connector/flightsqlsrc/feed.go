@@ -291,41 +291,32 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 	return readErr
 }
 
-// gather returns first and the changes that arrive within wait after it (all
-// those already queued when wait is not positive), within the batch's bounds.
+// gather returns first and the changes queued behind it, within the batch's
+// bounds; when wait is positive it first sleeps that long, so that the
+// changes arriving meanwhile join the batch without waking the feed one by
+// one.
 func (f *Feed) gather(ctx context.Context, changes <-chan Change, first Change, wait time.Duration) []Change {
 	batch := append(make([]Change, 0, 8), first)
 	rows := diffRows(first.Diff)
-	var due <-chan time.Time
 	if wait > 0 {
 		t := time.NewTimer(wait)
-		defer t.Stop()
-		due = t.C
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
 	}
 	for len(batch) < f.MaxBatchChanges && rows < f.MaxBatchRows {
-		var c Change
-		var ok bool
-		if due == nil {
-			select {
-			case c, ok = <-changes:
-			default:
+		select {
+		case c, ok := <-changes:
+			if !ok {
 				return batch
 			}
-		} else {
-			select {
-			case c, ok = <-changes:
-			case <-due:
-				due = nil
-				continue
-			case <-ctx.Done():
-				return batch
-			}
-		}
-		if !ok {
+			batch = append(batch, c)
+			rows += diffRows(c.Diff)
+		default:
 			return batch
 		}
-		batch = append(batch, c)
-		rows += diffRows(c.Diff)
 	}
 	return batch
 }
