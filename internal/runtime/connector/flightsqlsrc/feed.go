@@ -64,7 +64,7 @@ type Engine interface {
 // those reads follow its change notices. *Source and the spice.ai connector's
 // Source implement it.
 type Upstream interface {
-	Subscribe(ctx context.Context) (*Stream, error)
+	Subscribe(ctx context.Context, since position.LSN) (*Stream, error)
 	Scan(ctx context.Context, req engine.ScanRequest, fn func(engine.Snapshot) error) error
 }
 
@@ -112,6 +112,10 @@ type Feed struct {
 	dataset string
 
 	fellBack bool // the fallback was logged; owned by Run's goroutine
+	// reflects is the upstream position the local rows reflect, as of the
+	// last snapshot or change applied (zero before the first): a new
+	// subscription asks for a snapshot at or past it. Owned by Run's goroutine.
+	reflects position.LSN
 }
 
 var _ engine.Feed = (*Feed)(nil)
@@ -208,7 +212,7 @@ func (f *Feed) report(fresh bool, err error) {
 // subscribed runs one subscription: it applies the snapshot, then the changes,
 // until the stream or an apply fails.
 func (f *Feed) subscribed(ctx context.Context) error {
-	st, err := f.up.Subscribe(ctx)
+	st, err := f.up.Subscribe(ctx, f.reflects)
 	if err != nil {
 		return err
 	}
@@ -234,6 +238,7 @@ func (f *Feed) subscribed(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("apply the snapshot of %s: %w", f.dataset, err)
 	}
+	f.reflects = max(f.reflects, st.Position)
 	f.Logger.Info("subscribed", logDataset, f.dataset, logLSN, st.Position, logMode, st.Mode)
 	f.report(true, nil)
 	return f.follow(ctx, st)
@@ -280,6 +285,9 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 		began := time.Now()
 		err := f.apply(ctx, st.Schema(), batch)
 		pacer.Done(began)
+		if err == nil {
+			f.reflects = max(f.reflects, batch[len(batch)-1].Position)
+		}
 		for _, c := range batch {
 			c.Diff.Release()
 		}

@@ -27,7 +27,7 @@ func TestSubscribeWaitsForTheUpstream(t *testing.T) {
 
 	t.Run("not back in time", func(t *testing.T) {
 		flightsqlsrc.ReadyWait = 300 * time.Millisecond
-		st, err := src.Subscribe(ctx)
+		st, err := src.Subscribe(ctx, 0)
 		if err == nil {
 			st.Close()
 			t.Fatal("subscribed to a stopped upstream")
@@ -56,7 +56,7 @@ func TestSubscribeWaitsForTheUpstream(t *testing.T) {
 		started := make(chan struct{})
 		go func() {
 			close(started)
-			st, err := src.Subscribe(ctx)
+			st, err := src.Subscribe(ctx, 0)
 			done <- result{st, err}
 		}()
 		<-started
