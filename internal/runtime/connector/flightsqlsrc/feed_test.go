@@ -331,3 +331,39 @@ func TestDivergedTableResubscribes(t *testing.T) {
 		t.Errorf("the log does not say which retraction failed:\n%s", logs)
 	}
 }
+
+// TestResubscribeNeverGoesBack: when runtime 1 comes back further behind
+// than runtime 2 (a restart from an older stored position, another replica),
+// runtime 2 keeps its rows and position until runtime 1 gets back past them,
+// then takes its snapshot there: its position never goes back.
+func TestResubscribeNeverGoesBack(t *testing.T) {
+	a := newUpstream(t)
+	endpoint := "http://" + a.srv.Addr()
+	src := newSource(t, map[string]string{"flightsql_endpoint": endpoint}, "rankings")
+	b, logs := newSubscriber(t, endpoint, src, nil)
+	products := [][]any{{1, "the most beautiful flower"}, {2, "the most delicious chocalate"}, {3, "nintendo"}}
+	a.set(t, 300, products, [][]any{{1, 1, 10}, {2, 2, 20}, {3, 3, 30}, {4, 1, 25}})
+	runtimetest.WaitWatermark(t, b, "rankings", 300)
+	before, _ := query(t, b, rankingsInOrder)
+
+	// A runtime 1 at 100 takes the place of the one at 300.
+	addr := a.srv.Addr()
+	runtimetest.StopServer(t, a.srv)
+	behind := newUpstream(t)
+	behind.engine.MinPositionTimeout = 50 * time.Millisecond
+	runtimetest.StopServer(t, behind.srv)
+	behind.srv = runtimetest.StartServerAt(t, addr, behind.engine, behind.mem, nil)
+
+	runtimetest.WaitFor(t, b, "runtime 2 to be refused a snapshot older than its rows", func() bool {
+		return logs.count("position 0/12C not reached") > 0
+	})
+	if got, pos := query(t, b, rankingsInOrder); !equal(got, before) || pos != 300 {
+		t.Fatalf("while runtime 1 is behind: B=%q at %s, want %q at 0/12C", got, pos, before)
+	}
+	behind.set(t, 400, products, [][]any{{1, 1, 10}, {2, 2, 20}, {3, 3, 30}, {4, 2, 50}})
+	runtimetest.WaitWatermark(t, b, "rankings", 400)
+	want, _ := query(t, behind.engine, rankingsInOrder)
+	if got, _ := query(t, b, rankingsInOrder); !equal(got, want) {
+		t.Fatalf("after runtime 1 caught up: B=%q, want %q", got, want)
+	}
+}
