@@ -10,9 +10,9 @@ import (
 
 func TestDocsSummary(t *testing.T) {
 	r := &bench.Report{
-		Started:  time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC),
+		Header: bench.Header{Started: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC),
+			Machine: bench.Machine{Cores: 2, CPU: "AMD EPYC", GoVersion: "go1.26.8", Docker: "20.10"}},
 		Settings: bench.Settings{Concurrency: 100, WriteRate: 100},
-		Machine:  bench.Machine{Cores: 2, CPU: "AMD EPYC", GoVersion: "go1.26.8", Docker: "20.10"},
 		Sizes:    []bench.SizeResult{{Orders: 10000}, {Orders: 1000000}},
 	}
 	got := bench.DocsSummary(r)

@@ -10,16 +10,15 @@ import (
 
 func fixedReport() *bench.Report {
 	return &bench.Report{
-		Started: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
-		Command: "go run ./cmd/bench -z 10s --scale 100k",
+		Header: bench.Header{Started: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), Command: "go run ./cmd/bench -z 10s --scale 100k",
+			Machine: bench.Machine{Cores: 2, CPU: "Test CPU", MemoryBytes: 8 << 30, OS: "linux/amd64", Kernel: "6.1", GoVersion: "go1.26", Docker: "28.2.2"},
+			Notes:   []string{"a note <with> markup"}},
 		Settings: bench.Settings{
 			BaseURL: "http://localhost:9999", Duration: 10 * time.Second, Concurrency: 100, Rounds: 10,
 			Warmup: 2 * time.Second, Rates: []float64{200}, OpenDuration: 10 * time.Second, MaxInFlight: 1000,
 			WriteRate: 100, FreshnessConcurrency: 128, FreshnessWindow: 15 * time.Second,
 		},
-		Machine: bench.Machine{Cores: 2, CPU: "Test CPU", MemoryBytes: 8 << 30, OS: "linux/amd64", Kernel: "6.1", GoVersion: "go1.26", Docker: "28.2.2"},
-		Sizes:   []bench.SizeResult{fixedSize(), func() bench.SizeResult { s := fixedSize(); s.Orders = 1_000_000; return s }()},
-		Notes:   []string{"a note <with> markup"},
+		Sizes: []bench.SizeResult{fixedSize(), func() bench.SizeResult { s := fixedSize(); s.Orders = 1_000_000; return s }()},
 	}
 }
 

@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ func TestWatchSamplesWrites(t *testing.T) {
 	for i := 1; i <= 10; i++ {
 		w.Read(bench.Write{Token: position.LSN(0x100 + 0x10*i)})
 	}
-	got := w.Traced()
+	got, _ := w.Close(context.Background())
 	if len(got) != 4 {
 		t.Fatalf("traced %d writes, want 4 (the 1st, 4th, 7th and 10th)", len(got))
 	}
