@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/bench"
-	"github.com/cqrs-spice/cqrs/internal/docgen"
 )
 
 // Defaults of the flags that are not the bench package's.
@@ -126,15 +124,8 @@ func (o *stackOptions) publish(stdout io.Writer, md string, rep any, names []str
 		}
 		fmt.Fprintf(stdout, "results: %s\n", filepath.Join(o.out, name))
 	}
-	if block == "" || o.docs == "" {
-		return nil
-	}
-	stamp := docgen.Stamp{Time: started, Commit: docgen.Commit(context.Background(), filepath.Dir(o.docs))}
-	switch err := docgen.UpdateFile(o.docs, block, docsBody, stamp); {
-	case err == nil:
-		fmt.Fprintf(stdout, "docs: %s updated (%s)\n", o.docs, block)
-	case !errors.Is(err, os.ErrNotExist):
-		fmt.Fprintf(stdout, "note: %v\n", err)
+	if block != "" && o.docs != "" {
+		bench.UpdateDocs(o.docs, block, docsBody, started, stdout)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cqrs-spice/cqrs/internal/bench"
 	"github.com/cqrs-spice/cqrs/internal/chaos"
 )
 
@@ -19,8 +20,7 @@ func TestUpdateDocs(t *testing.T) {
 	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep := chaos.Report{Started: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
-	updateDocs(path, rep, "# Chaos run 2026-12-03 12:00 UTC\n\n| Fault |\n", io.Discard)
+	bench.UpdateDocs(path, "chaos", "Run of 2026-12-03 12:00 UTC\n\n| Fault |\n", time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC), io.Discard)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -40,8 +40,8 @@ func TestParse(t *testing.T) {
 	for _, f := range c.opts.Faults {
 		names = append(names, f.Name)
 	}
-	if got, want := strings.Join(names, ","), strings.Join(QuickFaults, ","); got != want || c.partition != 10*time.Second {
-		t.Fatalf("quick: faults %s partition %s; want %s and 10s", got, c.partition, want)
+	if got, want := strings.Join(names, ","), strings.Join(QuickFaults, ","); got != want || c.set.Partition != 10*time.Second {
+		t.Fatalf("quick: faults %s partition %s; want %s and 10s", got, c.set.Partition, want)
 	}
 	c, err = parse(nil, io.Discard)
 	if err != nil || len(c.opts.Faults) != len(chaos.Catalog(chaos.Settings{})) {

@@ -2,9 +2,14 @@ package bench
 
 import (
 	"cmp"
+	"context"
 	"embed"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +17,8 @@ import (
 	"time"
 
 	"github.com/docker/go-units"
+
+	"github.com/cqrs-spice/cqrs/internal/docgen"
 )
 
 // Goal outcomes; Figure marks a figure that has no goal of its own.
@@ -80,6 +87,19 @@ func render(name string, data any) string {
 		panic(fmt.Sprintf("render %s: %v", name, err))
 	}
 	return b.String()
+}
+
+// UpdateDocs writes body into the generated block of page, stamped with
+// started and the commit, and says so on out; a missing page (the tool run
+// outside the repository) is left alone.
+func UpdateDocs(page, block, body string, started time.Time, out io.Writer) {
+	stamp := docgen.Stamp{Time: started, Commit: docgen.Commit(context.Background(), filepath.Dir(page))}
+	switch err := docgen.UpdateFile(page, block, body, stamp); {
+	case err == nil:
+		fmt.Fprintf(out, "docs: %s updated (%s)\n", page, block)
+	case !errors.Is(err, os.ErrNotExist):
+		fmt.Fprintf(out, "note: %v\n", err)
+	}
 }
 
 // Markdown renders a scale run's report: per size, a table shaped like the

@@ -34,6 +34,12 @@ var report = template.Must(template.New("").Funcs(template.FuncMap{
 	},
 	"kib": func(b int64) int64 { return b >> 10 },
 	"lag": lagText, "loads": loads, "findings": findings,
+	"sum": func(m map[string]int) (n int) {
+		for _, v := range m {
+			n += v
+		}
+		return n
+	},
 }).Parse(reportText))
 
 // Markdown renders the report: the settings, one table row per fault, then

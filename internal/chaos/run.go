@@ -48,9 +48,6 @@ type Result struct {
 	Description string
 	Writes      int // POST /orders attempted
 	Acked       int // answered 201
-	// ErrorSeconds is, per endpoint, the number of seconds with non-2xx answers;
-	// PlainErrorSeconds counts only requests without a Spice-Min-Position.
-	ErrorSeconds, PlainErrorSeconds map[string]int
 	// Start is, for a process fault (Fault.Restarts), the time from starting
 	// the process again until it answered as ready; zero for other faults.
 	Start time.Duration
@@ -64,26 +61,24 @@ type Result struct {
 	// endpoint, answered non-2xx or not at all) ended: the error window beyond
 	// the fault itself; zero when none failed after it.
 	Beyond time.Duration
+	// ReadFindings are the round's read-your-writes and monotonic-read
+	// violations, error windows and unexpected failures; Watermarks its
+	// watermark decreases.
+	ReadFindings
+	Watermarks []Violation
+	// State is what was still wrong once the quiet period's polling ended;
+	// Converged is whether nothing was.
+	State     StateFindings
+	Converged bool
 	// Load is what a load round (Fault.Load) measured; nil for the others.
-	Load *LoadFindings
-	// Converged is whether, after the quiet period, every path held exactly the
-	// acknowledged orders and the same tallies as Postgres.
-	Converged  bool
-	Lost       int // acknowledged orders missing from Postgres or accelerated
-	Doubled    int // order ids held more than once
-	Mismatches int // tallies or rankings not equal to Postgres's
-	RYW        int // read-your-writes violations
-	Monotonic  int // monotonic-read violations
-	Watermarks int // watermark decreases
-	Unexpected int // non-2xx answers on endpoints that do not depend on the failed part
-	Details    []string
-	Err        string // the fault could not be injected or healed, or the stack not read
+	Load    *LoadFindings
+	Details []string
+	Err     string // the fault could not be injected or healed, or the stack not read
 }
 
 // Clean reports whether the round found nothing wrong.
 func (r Result) Clean() bool {
-	return r.Err == "" && r.Recovered && r.Converged && r.Lost == 0 && r.Doubled == 0 && r.Mismatches == 0 &&
-		r.RYW == 0 && r.Monotonic == 0 && r.Watermarks == 0 && r.Unexpected == 0
+	return r.Err == "" && r.Recovered && r.Converged && len(r.RYW)+len(r.Monotonic)+len(r.Watermarks)+len(r.Unexpected) == 0
 }
 
 // Meets reports whether the round met the recovery goal: recovered within
@@ -130,12 +125,12 @@ func (s *Suite) Run(ctx context.Context, o Options) (Report, error) {
 	o.RecoverTimeout, o.WriteRate = cmpOr(o.RecoverTimeout, DefaultRecoverTimeout), cmpOr(o.WriteRate, DefaultWriteRate)
 	o.ReadersPerPath, o.LoadRate = cmpOr(o.ReadersPerPath, DefaultReadersPerPath), cmpOr(o.LoadRate, DefaultLoadRate)
 	r := &runner{Suite: s, Options: o}
-	state, err := s.Client.Collect(ctx, 0)
+	products, err := s.Client.query(ctx, ServicePostgres, "SELECT id FROM products")
 	if err != nil {
-		return Report{}, err
+		return Report{}, fmt.Errorf("read products: %w", err)
 	}
-	for id := range state.Products {
-		r.products = append(r.products, id)
+	for _, p := range products {
+		r.products = append(r.products, toInt(p["id"]))
 	}
 	if len(r.products) == 0 {
 		return Report{}, errors.New("no products in Postgres: the stack's init.sql did not run")
@@ -256,8 +251,8 @@ func (r *runner) round(ctx context.Context, f Fault) Result {
 		res.Load.Overload = f.Load.Overload
 	}
 	r.judgeState(ctx, &res)
-	log.Info("judged", "clean", res.Clean(), "acked", res.Acked, "lost", res.Lost, "doubled", res.Doubled,
-		"ryw", res.RYW, "monotonic", res.Monotonic, "unexpected", res.Unexpected)
+	log.Info("judged", "clean", res.Clean(), "acked", res.Acked, "lost", len(res.State.Lost), "doubled", len(res.State.Doubled),
+		"ryw", len(res.RYW), "monotonic", len(res.Monotonic), "unexpected", len(res.Unexpected))
 	return res
 }
 
@@ -297,17 +292,14 @@ func (r *runner) waitRecovered(ctx context.Context, token position.LSN, limit ti
 }
 
 func judgeReads(res *Result, reads []Read, marks []WatermarkSample, allowed []string) {
-	rf, wm := CheckReads(reads, allowed), CheckWatermarks(marks)
-	res.ErrorSeconds, res.PlainErrorSeconds = rf.ErrorSeconds, rf.PlainErrorSeconds
-	res.RYW, res.Monotonic, res.Watermarks = len(rf.RYW), len(rf.Monotonic), len(wm)
-	for _, vs := range [][]Violation{rf.RYW, rf.Monotonic, wm} {
+	res.ReadFindings, res.Watermarks = CheckReads(reads, allowed), CheckWatermarks(marks)
+	for _, vs := range [][]Violation{res.RYW, res.Monotonic, res.Watermarks} {
 		for _, v := range vs[:min(len(vs), maxDetails)] {
 			res.Details = append(res.Details, v.Kind+": "+v.Detail)
 		}
 	}
 	for _, ep := range Endpoints {
-		if n := rf.Unexpected[ep]; n > 0 {
-			res.Unexpected += n
+		if n := res.Unexpected[ep]; n > 0 {
 			res.Details = append(res.Details, fmt.Sprintf("unexpected: %d non-2xx answers on %s", n, ep))
 		}
 	}
@@ -321,23 +313,19 @@ func (r *runner) judgeState(ctx context.Context, res *Result) {
 		return
 	}
 	from := slices.MinFunc(r.acks, func(a, b Ack) int { return int(a.ID - b.ID) }).ID
-	var last StateFindings
-	var lastErr error
+	var err error
 	res.Converged = bench.Poll(ctx, r.RecoverTimeout, 250*time.Millisecond, "convergence", func() bool {
-		s, err := r.Client.Collect(ctx, from)
-		if lastErr = err; err != nil {
-			return false
+		var s State
+		if s, err = r.Client.Collect(ctx, from); err == nil {
+			res.State = CheckState(r.acks, s)
 		}
-		last = CheckState(r.acks, s)
-		return last.Converged()
+		return err == nil && res.State.Converged()
 	}) == nil
-	if lastErr != nil {
-		res.Err = "read the stack: " + lastErr.Error()
-		return
-	}
-	res.Lost, res.Doubled, res.Mismatches = len(last.Lost), len(last.Doubled), len(last.Mismatches)
-	if !last.Converged() {
-		res.Details = append(res.Details, "after the quiet period: "+last.Summary())
+	switch {
+	case err != nil:
+		res.Err = "read the stack: " + err.Error()
+	case !res.Converged:
+		res.Details = append(res.Details, "after the quiet period: "+res.State.Summary())
 	}
 }
 
