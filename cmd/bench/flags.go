@@ -66,8 +66,8 @@ func (o *stackOptions) resultFlags(fs *flag.FlagSet, block, what string) {
 func (o *stackOptions) stack() *bench.Stack { return &bench.Stack{Project: o.project} }
 
 func (o *stackOptions) runtimes() (acc, mat bench.RuntimeEndpoint) {
-	return bench.RuntimeEndpoint{URL: o.accRuntime, APIKey: os.Getenv("ACCELERATED_API_KEY")},
-		bench.RuntimeEndpoint{URL: o.matRuntime, APIKey: os.Getenv("MATERIALIZED_API_KEY")}
+	return bench.RuntimeEndpoint{URL: strings.TrimRight(o.accRuntime, "/"), APIKey: os.Getenv("ACCELERATED_API_KEY"), Metrics: o.accMetrics},
+		bench.RuntimeEndpoint{URL: strings.TrimRight(o.matRuntime, "/"), APIKey: os.Getenv("MATERIALIZED_API_KEY"), Metrics: o.matMetrics}
 }
 
 // processes are the stack's processes: CPU from their containers, memory from

@@ -50,8 +50,7 @@ func runRestart(ctx context.Context, o *restartOptions, line string, stdout io.W
 		return err
 	}
 	cfg.Out, cfg.Command, cfg.Stack = stdout, line, o.stack()
-	cfg.Accelerated = bench.RuntimeURLs{HTTP: strings.TrimRight(o.accRuntime, "/"), Metrics: o.accMetrics}
-	cfg.Materialized = bench.RuntimeURLs{HTTP: strings.TrimRight(o.matRuntime, "/"), Metrics: o.matMetrics}
+	cfg.Accelerated, cfg.Materialized = o.runtimes()
 	cfg.MemoryFiles, cfg.FileFiles = strings.Split(o.memory, ","), strings.Split(o.fileFiles, ",")
 	defer cfg.Stack.Close()
 	if o.postgresURL == "" {

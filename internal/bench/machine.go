@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -64,6 +65,15 @@ func loadNote(before string) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("host load average (1, 5, 15 min) at the start: %s; at the end: %s (other work on the host inflates latencies and CPU per operation)", before, loadAverage())}
+}
+
+// progress prints a run's progress to Out; nothing when nil.
+type progress struct{ Out io.Writer }
+
+func (p progress) printf(format string, args ...any) {
+	if p.Out != nil {
+		fmt.Fprintf(p.Out, format, args...)
+	}
 }
 
 // loadAverage is the host's load average over 1, 5 and 15 minutes, or empty.

@@ -41,12 +41,6 @@ const (
 	serviceMaterialized = "materialized"
 )
 
-// RuntimeURLs are where the benchmark reads one runtime.
-type RuntimeURLs struct {
-	HTTP    string // base URL of the Spice HTTP API (GET /v1/ready needs no key)
-	Metrics string // its Prometheus /metrics URL
-}
-
 // RestartConfig configures a restart benchmark run.
 type RestartConfig struct {
 	Sizes   []int64  // orders to seed to, ascending; none: the data as it is
@@ -62,7 +56,9 @@ type RestartConfig struct {
 	// Postgres's position at the start; DefaultRestartCatchUpTimeout when zero.
 	CatchUpTimeout time.Duration
 
-	Accelerated, Materialized RuntimeURLs
+	// Accelerated and Materialized are the runtimes' HTTP APIs (GET
+	// /v1/ready needs no key) and Prometheus endpoints.
+	Accelerated, Materialized RuntimeEndpoint
 
 	DB     *Postgres // seeds, counts, times COPY, reads pg_current_wal_lsn()
 	Writes *Postgres // a second connection for the writes during restarts; none when nil
@@ -122,6 +118,7 @@ type RestartReport struct {
 
 // RestartRunner runs the restart benchmark.
 type RestartRunner struct {
+	progress
 	cfg    RestartConfig
 	client *Client
 	rep    *RestartReport
@@ -132,13 +129,7 @@ func NewRestartRunner(cfg RestartConfig) *RestartRunner {
 	cfg.Rounds = cmp.Or(max(cfg.Rounds, 0), DefaultRestartRounds)
 	cfg.ReadyTimeout = cmp.Or(max(cfg.ReadyTimeout, 0), DefaultReadyTimeout)
 	cfg.CatchUpTimeout = cmp.Or(max(cfg.CatchUpTimeout, 0), DefaultRestartCatchUpTimeout)
-	return &RestartRunner{cfg: cfg, client: NewClient("", 4, 2*time.Second)}
-}
-
-func (r *RestartRunner) printf(format string, args ...any) {
-	if r.cfg.Out != nil {
-		fmt.Fprintf(r.cfg.Out, format, args...)
-	}
+	return &RestartRunner{progress: progress{cfg.Out}, cfg: cfg, client: NewClient("", 4, 2*time.Second)}
 }
 
 // Run measures every size, target and kind; it fails when the stack cannot be
@@ -216,7 +207,7 @@ func (r *RestartRunner) seed(ctx context.Context, size int64) error {
 			return err
 		}
 	}
-	r.cfg.DB.Out = r.cfg.Out
+	r.cfg.DB.Out = r.Out
 	if _, err := r.cfg.DB.SeedTo(ctx, size); err != nil {
 		return err
 	}
@@ -333,9 +324,9 @@ func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind 
 }
 
 // waitReady polls /v1/ready until it answers 200, calling sample between polls.
-func (r *RestartRunner) waitReady(ctx context.Context, urls RuntimeURLs, since time.Time, sample func()) (time.Time, error) {
-	err := Poll(ctx, time.Until(since.Add(r.cfg.ReadyTimeout)), restartPoll, urls.HTTP+"/v1/ready to answer 200", func() bool {
-		status, _, _ := r.client.Do(ctx, http.MethodGet, urls.HTTP+"/v1/ready", nil, "")
+func (r *RestartRunner) waitReady(ctx context.Context, urls RuntimeEndpoint, since time.Time, sample func()) (time.Time, error) {
+	err := Poll(ctx, time.Until(since.Add(r.cfg.ReadyTimeout)), restartPoll, urls.URL+"/v1/ready to answer 200", func() bool {
+		status, _, _ := r.client.Do(ctx, http.MethodGet, urls.URL+"/v1/ready", nil, "")
 		if status != http.StatusOK && sample != nil {
 			sample()
 		}
@@ -388,7 +379,7 @@ func runtimeOf(name string) restarted {
 	return restarted{serviceAccelerated, "orders"}
 }
 
-func (r *RestartRunner) urls(name string) RuntimeURLs {
+func (r *RestartRunner) urls(name string) RuntimeEndpoint {
 	if runtimeOf(name).service == serviceMaterialized {
 		return r.cfg.Materialized
 	}

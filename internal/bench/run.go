@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -92,7 +91,7 @@ type Config struct {
 // Runner runs a benchmark. Out receives progress; nothing is printed when nil.
 type Runner struct {
 	Config
-	Out io.Writer
+	progress
 
 	epoch                time.Time
 	load, writes, probes *Client
@@ -114,12 +113,6 @@ func NewRunner(cfg Config) *Runner {
 	s.Grace, s.SyncTimeout = cmp.Or(s.Grace, DefaultGrace), cmp.Or(s.SyncTimeout, DefaultSyncTimeout)
 	s.Timeout, s.BaseURL = cmp.Or(s.Timeout, DefaultTimeout), strings.TrimRight(s.BaseURL, "/")
 	return &Runner{Config: cfg}
-}
-
-func (r *Runner) printf(format string, args ...any) {
-	if r.Out != nil {
-		fmt.Fprintf(r.Out, format, args...)
-	}
 }
 
 // Run measures every size and returns the report. It fails only when the api
@@ -248,12 +241,10 @@ func (r *Runner) probeList() []Probe {
 func (r *Runner) measure(ctx context.Context, res *SizeResult) error {
 	probes := r.probeList()
 	writer := NewWriter(r.writes, r.WriteRate, r.epoch)
-	watch := NewWatch(r.probes, probes, r.epoch)
-	watch.Concurrency, watch.Sample = r.FreshnessConcurrency, r.FreshnessSample
+	watch := NewWatch(r.probes, probes, r.epoch, r.FreshnessConcurrency, r.FreshnessSample)
 	// The watermark hops read every write, during the freshness window only:
 	// their reads would count in the CPU per request of the rounds.
-	wm := NewWatch(r.probes, watermarkProbes(r.Accelerated, r.Materialized), r.epoch)
-	wm.Concurrency, wm.Sample = r.FreshnessConcurrency, 1
+	wm := NewWatch(r.probes, watermarkProbes(r.Accelerated, r.Materialized), r.epoch, r.FreshnessConcurrency, 1)
 	writer.OnWrite = func(w Write) { watch.Read(w); wm.Read(w) }
 	writer.Open()
 	defer writer.Close()
@@ -312,7 +303,7 @@ func (r *Runner) measure(ctx context.Context, res *SizeResult) error {
 	res.Writer = writer.Summary()
 	hops := hopsOf(probes)
 	res.Freshness = append(freshness(hops, traced, answers, idleFrom, loadFrom, PhaseIdle), freshness(hops, traced, answers, loadFrom, loadTo, PhaseLoad)...)
-	res.Notes = append(res.Notes, notes(res.Freshness, res.Closed, watch.Concurrency)...)
+	res.Notes = append(res.Notes, notes(res.Freshness, res.Closed, r.FreshnessConcurrency)...)
 	for _, m := range r.meter.Memory(ctx) {
 		if isRuntime(m.Process) {
 			res.Memory = append(res.Memory, m)

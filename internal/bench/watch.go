@@ -31,10 +31,12 @@ const (
 	HopWatermarkMaterialized = "runtime 2 watermark (rankings)"
 )
 
-// RuntimeEndpoint is a runtime's HTTP API and the API key it requires.
+// RuntimeEndpoint is where a runtime is read: its HTTP API, the API key it
+// requires and its Prometheus endpoint.
 type RuntimeEndpoint struct {
-	URL    string // http://127.0.0.1:8090; none when empty
-	APIKey string // sent as X-API-Key; none when empty
+	URL     string // http://127.0.0.1:8090; none when empty
+	APIKey  string // sent as X-API-Key; none when empty
+	Metrics string // http://127.0.0.1:9090/metrics; none when empty
 }
 
 // Probe is one hop's read: a GET of an API path, or a query posted to a
@@ -150,46 +152,38 @@ func Sync(ctx context.Context, c *Client, probes []Probe, timeout time.Duration)
 // Reads use the results cache as any reader would: with a minimum position a
 // runtime never answers from data older than the token, cached or not.
 type Watch struct {
-	// Concurrency bounds each hop's reads in flight; DefaultFreshnessConcurrency
-	// when zero. A read that finds no free slot waits for one, and is marked
-	// Queued: its lag includes the wait.
-	Concurrency int
-	// Sample traces every Sample-th write (1: every write);
-	// DefaultFreshnessSample when zero.
-	Sample int
-
 	probes []Probe
 	client *Client
 	epoch  time.Time
 
 	mu      sync.Mutex
 	open    bool
+	sample  int     // every sample-th write is traced
 	seen    int     // writes offered while open
 	traced  []Write // the sampled writes, read on every hop
 	answers []Answer
-	slots   []chan struct{} // per probe
+	slots   []chan struct{} // per probe: a read that finds none free waits, Queued
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-// NewWatch returns a Watch of probes over client (whose BaseURL must be empty:
-// probe URLs are absolute), stamping answers with their offset from epoch.
-func NewWatch(client *Client, probes []Probe, epoch time.Time) *Watch {
-	return &Watch{probes: probes, client: client, epoch: epoch}
+// NewWatch returns a Watch that reads every sample-th write (1: every write)
+// on probes through client, at most conc reads in flight per hop, stamping
+// answers with their offset from epoch.
+func NewWatch(client *Client, probes []Probe, epoch time.Time, conc, sample int) *Watch {
+	w := &Watch{probes: probes, client: client, epoch: epoch, sample: max(sample, 1), slots: make([]chan struct{}, len(probes))}
+	for i := range w.slots {
+		w.slots[i] = make(chan struct{}, max(conc, 1))
+	}
+	return w
 }
 
 // Open makes Read start reads.
 func (w *Watch) Open() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.Concurrency = cmp.Or(w.Concurrency, DefaultFreshnessConcurrency)
-	w.Sample = cmp.Or(w.Sample, DefaultFreshnessSample)
-	w.slots = make([]chan struct{}, len(w.probes))
-	for i := range w.slots {
-		w.slots[i] = make(chan struct{}, w.Concurrency)
-	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.open = true
 }
@@ -203,7 +197,7 @@ func (w *Watch) Read(wr Write) {
 	if !w.open {
 		return
 	}
-	if w.seen++; (w.seen-1)%w.Sample != 0 {
+	if w.seen++; (w.seen-1)%w.sample != 0 {
 		return
 	}
 	w.traced = append(w.traced, wr)

@@ -11,8 +11,7 @@ import (
 
 // Every n-th write offered while open is traced; the others are not.
 func TestWatchSamplesWrites(t *testing.T) {
-	w := bench.NewWatch(bench.NewClient("", 1, time.Second), nil, time.Now())
-	w.Sample = 3
+	w := bench.NewWatch(bench.NewClient("", 1, time.Second), nil, time.Now(), 1, 3)
 	w.Read(bench.Write{Token: 99}) // not open yet: ignored
 	w.Open()
 	for i := 1; i <= 10; i++ {

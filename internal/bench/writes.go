@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"slices"
@@ -122,7 +121,7 @@ type WritesConfig struct {
 // WritesRunner runs the write benchmark. Out receives progress.
 type WritesRunner struct {
 	WritesConfig
-	Out io.Writer
+	progress
 
 	epoch         time.Time
 	off           bool // the runtimes are switched off
@@ -145,12 +144,6 @@ func NewWritesRunner(cfg WritesConfig) *WritesRunner {
 	s.CatchUpTimeout, s.Timeout = cmp.Or(s.CatchUpTimeout, DefaultCatchUpTimeout), cmp.Or(s.Timeout, DefaultTimeout)
 	s.BaseURL = strings.TrimRight(s.BaseURL, "/")
 	return &WritesRunner{WritesConfig: cfg, watermarkHops: watermarkProbes(cfg.Accelerated, cfg.Materialized)}
-}
-
-func (r *WritesRunner) printf(format string, args ...any) {
-	if r.Out != nil {
-		fmt.Fprintf(r.Out, format, args...)
-	}
 }
 
 // Run measures F, then the rates in interleaved rounds, then the ramp, the
@@ -268,8 +261,7 @@ func (r *WritesRunner) step(ctx context.Context, cfg string, rate float64, phase
 	}
 	sleepUntil(ctx, time.Now().Add(r.Settle))
 	st := WriteStep{Config: cfg, Rate: rate, Phase: phase, Round: round, Duration: r.Step}
-	watch := NewWatch(r.probes, r.watermarkHops, r.epoch)
-	watch.Concurrency, watch.Sample = r.TraceConcurrency, TraceSample(rate, r.TraceRate)
+	watch := NewWatch(r.probes, r.watermarkHops, r.epoch, r.TraceConcurrency, TraceSample(rate, r.TraceRate))
 	writer := NewWriter(r.writes, rate, r.epoch)
 	writer.MaxInFlight, writer.For = r.MaxInFlight, r.Step
 	if chain {
