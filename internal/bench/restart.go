@@ -312,7 +312,9 @@ func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind 
 	// The feed logs "snapshot taken" just after the commit that moved the
 	// watermark: give the line a moment to be written.
 	sleepUntil(ctx, time.Now().Add(500*time.Millisecond))
-	if logs, err := r.cfg.Stack.Logs(ctx, rt.service, started.Add(-time.Second)); err == nil {
+	// The log since this start only: the engine stamps both, and an earlier
+	// start's lines would lend this one their snapshot.
+	if logs, err := r.cfg.Stack.Logs(ctx, rt.service, started); err == nil {
 		res.Log = ParseStartLog(logs)
 		if !res.Log.FirstLine.IsZero() {
 			res.FirstLog = res.Log.FirstLine.Sub(started)

@@ -348,11 +348,10 @@ func (r *Runner) rounds(ctx context.Context, scen []Target, title string, cpu bo
 func (r *Runner) changesWindow(ctx context.Context, writer *Writer) *ChangeCost {
 	r.printf("changes: %s of writes at %g/s only (no reads): CPU per change\n", r.ChangesWindow, r.WriteRate)
 	var t CPUTime
-	from := time.Since(r.epoch)
-	r.meter.Span(ctx, &t, func() { sleepUntil(ctx, time.Now().Add(r.ChangesWindow)) })
+	d := r.meter.Span(ctx, &t, func() { sleepUntil(ctx, time.Now().Add(r.ChangesWindow)) })
 	to := time.Since(r.epoch)
-	n := int64(len(Between(writer.Writes(), from, to)))
-	return &ChangeCost{Duration: to - from, Writes: n, CPU: PerOp(t, n, Names(r.Processes))}
+	n := int64(len(Between(writer.Writes(), to-d, to)))
+	return &ChangeCost{Duration: d, Writes: n, CPU: PerOp(t, n, Names(r.Processes))}
 }
 
 // notes reports read-your-writes violations, loudly, reads whose lag includes
