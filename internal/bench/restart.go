@@ -241,16 +241,22 @@ func (r *RestartRunner) useMode(ctx context.Context, mode string, wait bool) err
 	return nil
 }
 
-// measure restarts a target (with do; nil when the stack already started it) and
-// records how long it took to be ready and caught up, and its peak memory.
+// measure restarts a target (with do; nil when the stack already started it)
+// and records the restart.
 func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind string, round int, do func(context.Context) error) {
 	res := RestartResult{Orders: orders, Target: target, Kind: kind, Round: round}
-	defer func() {
-		r.rep.Results = append(r.rep.Results, res)
-		r.printf("restart %-12s %-5s #%d at %s orders: %s\n", target, kind, round, count(orders), render("restart-line", res))
-	}()
-	rt, urls := runtimeOf(target), r.urls(target)
-	if target == RestartMemory {
+	if err := r.restart(ctx, &res, do); err != nil {
+		res.Err = err.Error()
+	}
+	r.rep.Results = append(r.rep.Results, res)
+	r.printf("restart %-12s %-5s #%d at %s orders: %s\n", target, kind, round, count(orders), render("restart-line", res))
+}
+
+// restart restarts res's target and measures how long it took to be ready
+// and caught up, its peak memory, and what its log says of the start.
+func (r *RestartRunner) restart(ctx context.Context, res *RestartResult, do func(context.Context) error) error {
+	rt, urls := runtimeOf(res.Target), r.urls(res.Target)
+	if res.Target == RestartMemory {
 		start := time.Now()
 		if err := r.cfg.DB.Exec(ctx, "COPY orders TO '/dev/null'"); err != nil {
 			r.printf("warning: COPY orders: %v\n", err)
@@ -260,28 +266,16 @@ func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind 
 	}
 	if do != nil {
 		if err := do(ctx); err != nil {
-			res.Err = err.Error()
-			return
+			return err
 		}
 	}
-	c, err := r.cfg.Stack.Inspect(ctx, rt.service)
-	if err == nil && (c.State == nil || c.State.Pid == 0) {
-		err = fmt.Errorf("%s: no process: is it running?", rt.service)
-	}
+	pid, started, err := r.cfg.Stack.Process(ctx, rt.service)
 	if err != nil {
-		res.Err = err.Error()
-		return
-	}
-	pid, startedAt := c.State.Pid, c.State.StartedAt
-	started, err := time.Parse(time.RFC3339Nano, startedAt)
-	if err != nil {
-		res.Err = fmt.Sprintf("%s: start time %q: %v", rt.service, startedAt, err)
-		return
+		return err
 	}
 	lsn, err := r.cfg.DB.Int(ctx, "SELECT (pg_current_wal_lsn() - '0/0')::bigint")
 	if err != nil {
-		res.Err = fmt.Sprintf("read pg_current_wal_lsn(): %v", err)
-		return
+		return fmt.Errorf("read pg_current_wal_lsn(): %w", err)
 	}
 	var sampled int64
 	sample := func() {
@@ -294,15 +288,13 @@ func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind 
 	}
 	readyAt, err := r.waitReady(ctx, urls, started, sample)
 	if err != nil {
-		res.Err = err.Error()
-		return
+		return err
 	}
 	res.Ready = readyAt.Sub(started)
-	err = Poll(ctx, r.cfg.CatchUpTimeout, restartPoll, rt.dataset+"'s watermark", func() bool {
+	if Poll(ctx, r.cfg.CatchUpTimeout, restartPoll, rt.dataset+"'s watermark", func() bool {
 		v, err := scrapeValue(ctx, r.client.HTTP, urls.Metrics, MetricWatermark, "dataset", rt.dataset)
 		return err == nil && int64(v) >= lsn
-	})
-	if err == nil {
+	}) == nil {
 		res.CaughtUp = time.Since(started)
 	}
 	res.PeakRSS, res.RSSSource = peakRSS(pid), "VmHWM"
@@ -310,19 +302,23 @@ func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind 
 		res.PeakRSS, res.RSSSource = sampled, "highest "+MetricRSS+" sampled"
 	}
 	// The feed logs "snapshot taken" just after the commit that moved the
-	// watermark: give the line a moment to be written.
+	// watermark: give the line a moment to be written. The log is read since
+	// this start only: the engine stamps both, and an earlier start's lines
+	// would lend this one their snapshot.
 	sleepUntil(ctx, time.Now().Add(500*time.Millisecond))
-	// The log since this start only: the engine stamps both, and an earlier
-	// start's lines would lend this one their snapshot.
 	if logs, err := r.cfg.Stack.Logs(ctx, rt.service, started); err == nil {
 		res.Log = ParseStartLog(logs)
-		if !res.Log.FirstLine.IsZero() {
-			res.FirstLog = res.Log.FirstLine.Sub(started)
-		}
-		if !res.Log.Started.IsZero() {
-			res.Listening = res.Log.Started.Sub(started)
-		}
+		res.FirstLog, res.Listening = since(started, res.Log.FirstLine), since(started, res.Log.Started)
 	}
+	return nil
+}
+
+// since is t - start, or zero when t is.
+func since(start, t time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Sub(start)
 }
 
 // waitReady polls /v1/ready until it answers 200, calling sample between polls.

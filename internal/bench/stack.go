@@ -197,6 +197,22 @@ func (s *Stack) Connect(ctx context.Context, service string) error {
 	})
 }
 
+// Process is the host pid of a service's main process and when it started.
+func (s *Stack) Process(ctx context.Context, service string) (int, time.Time, error) {
+	c, err := s.Inspect(ctx, service)
+	if err == nil && (c.State == nil || c.State.Pid == 0) {
+		err = fmt.Errorf("%s: no process: is it running?", service)
+	}
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	started, err := time.Parse(time.RFC3339Nano, c.State.StartedAt)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("%s: start time %q: %w", service, c.State.StartedAt, err)
+	}
+	return c.State.Pid, started, nil
+}
+
 // State is a service container's status ("running", "exited", "paused") and,
 // when it has a health check, its health.
 func (s *Stack) State(ctx context.Context, service string) (status, health string, err error) {

@@ -184,19 +184,9 @@ func (r *runner) round(ctx context.Context, f Fault) Result {
 	}
 	env := &Env{Stack: r.Stack, Client: r.Client, Links: r.links}
 	defer func() { res.Details = append(res.Details, env.notes...) }()
-	if f.Prepare != nil {
-		log.Info("prepare")
-		if err := f.Prepare(ctx, env); err != nil {
-			res.Err = "prepare: " + err.Error()
-			return res
-		}
-		// The next round starts once every ranking reflects the preparation.
-		out, err := r.Client.Postgres(ctx, `SELECT pg_current_wal_lsn()`)
-		lsn, perr := position.Parse(out)
-		if err != nil || perr != nil || !r.waitRecovered(ctx, lsn, r.RecoverTimeout) {
-			res.Err = fmt.Sprintf("prepare: the rankings did not catch up within %s (%v)", r.RecoverTimeout, errors.Join(err, perr))
-			return res
-		}
+	if err := r.prepare(ctx, f, env); err != nil {
+		res.Err = "prepare: " + err.Error()
+		return res
 	}
 	w := &Workload{Client: r.Client, Products: r.products, WriteRate: r.WriteRate, ReadersPerPath: r.ReadersPerPath}
 	if f.Load != nil && f.Load.Rate > 0 {
@@ -236,6 +226,33 @@ func (r *runner) round(ctx context.Context, f Fault) Result {
 	sleep(ctx, r.Settle)
 	w.Close()
 
+	r.judge(ctx, &res, f, w, injected, healed, end)
+	log.Info("judged", "clean", res.Clean(), "acked", res.Acked, "lost", len(res.State.Lost), "doubled", len(res.State.Doubled),
+		"ryw", len(res.RYW), "monotonic", len(res.Monotonic), "unexpected", len(res.Unexpected))
+	return res
+}
+
+// prepare runs f's preparation, if any, and waits until every ranking
+// reflects it.
+func (r *runner) prepare(ctx context.Context, f Fault, env *Env) error {
+	if f.Prepare == nil {
+		return nil
+	}
+	r.Logger.Info("prepare", "fault", f.Name)
+	if err := f.Prepare(ctx, env); err != nil {
+		return err
+	}
+	out, err := r.Client.Postgres(ctx, `SELECT pg_current_wal_lsn()`)
+	lsn, perr := position.Parse(out)
+	if err != nil || perr != nil || !r.waitRecovered(ctx, lsn, r.RecoverTimeout) {
+		return fmt.Errorf("the rankings did not catch up within %s (%v)", r.RecoverTimeout, errors.Join(err, perr))
+	}
+	return nil
+}
+
+// judge checks a round's reads, load and the stack's state once the
+// workload w stopped.
+func (r *runner) judge(ctx context.Context, res *Result, f Fault, w *Workload, injected, healed, end time.Time) {
 	acks, reads, marks := w.Results()
 	r.acks = append(r.acks, acks...)
 	res.Acked = len(acks)
@@ -244,16 +261,13 @@ func (r *runner) round(ctx context.Context, f Fault) Result {
 			res.Writes++
 		}
 	}
-	judgeReads(&res, reads, marks, f.Allowed)
+	judgeReads(res, reads, marks, f.Allowed)
 	res.Beyond = ErrorsBeyond(reads, end)
 	if f.Load != nil {
 		res.Load = judgeLoad(acks, w, injected, healed, end.Add(res.Recover))
 		res.Load.Overload = f.Load.Overload
 	}
-	r.judgeState(ctx, &res)
-	log.Info("judged", "clean", res.Clean(), "acked", res.Acked, "lost", len(res.State.Lost), "doubled", len(res.State.Doubled),
-		"ryw", len(res.RYW), "monotonic", len(res.Monotonic), "unexpected", len(res.Unexpected))
-	return res
+	r.judgeState(ctx, res)
 }
 
 // switchMode recreates the stack in mode and waits until it is healthy and
