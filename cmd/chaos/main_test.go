@@ -5,31 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cqrs-spice/cqrs/internal/bench"
 	"github.com/cqrs-spice/cqrs/internal/chaos"
 )
-
-func TestUpdateDocs(t *testing.T) {
-	const page = "# Chaos\n\n<!-- generated:chaos begin -->\nold\n<!-- generated:chaos end -->\n"
-	path := filepath.Join(t.TempDir(), "chaos.md")
-	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bench.UpdateDocs(path, "chaos", "Run of 2026-12-03 12:00 UTC\n\n| Fault |\n", time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC), io.Discard)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := string(data)
-	if strings.Contains(got, "\nold\n") || !strings.Contains(got, "Run of 2026-12-03 12:00 UTC") || strings.Contains(got, "# Chaos run") || !strings.Contains(got, "_Generated 2026-12-03 12:00 UTC") {
-		t.Fatalf("block not replaced by the stamped run:\n%s", got)
-	}
-}
 
 func TestParse(t *testing.T) {
 	c, err := parse([]string{"--quick"}, io.Discard)

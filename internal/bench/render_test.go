@@ -75,6 +75,15 @@ func TestMarkdown_Violation(t *testing.T) {
 	}
 }
 
+// The p99 goal names the connections the run had.
+func TestMarkdown_Connections(t *testing.T) {
+	r := fixedReport()
+	r.Settings.Concurrency = 50
+	if md, want := bench.Markdown(r), "| /ranking-materialized p99 < 10 ms at 100 connections | 8.00 ms at 50 connections | **PASS** |"; !strings.Contains(md, want) {
+		t.Errorf("markdown lacks %q:\n%s", want, md)
+	}
+}
+
 func TestMarkdown_CurrentDataNoWrites(t *testing.T) {
 	r := fixedReport()
 	r.Sizes = []bench.SizeResult{{Orders: -1}}

@@ -41,6 +41,7 @@ type commit struct {
 const (
 	pathSQL      = "/v1/sql"
 	rankingSQL   = "SELECT name, count FROM rankings"
+	runtimeKey   = "runtime-key" // the fake runtime's API key
 	watermarkSQL = "SELECT 1 FROM orders WHERE false"
 )
 
@@ -89,6 +90,10 @@ func (f *fakeAPI) ranking(w http.ResponseWriter, r *http.Request) {
 	lag, ok := f.lags[r.URL.Path]
 	if !ok {
 		http.NotFound(w, r)
+		return
+	}
+	if r.URL.Path == pathSQL && r.Header.Get("X-Api-Key") != runtimeKey {
+		http.Error(w, "API key required", http.StatusUnauthorized)
 		return
 	}
 	min, _ := position.Parse(r.Header.Get(wire.HeaderMinPosition))
@@ -150,7 +155,7 @@ func TestRunner_Run(t *testing.T) {
 	fake, srv := newFakeAPI(t)
 	var out strings.Builder
 	cfg := quickConfig(srv.URL)
-	cfg.RuntimeHops, cfg.Accelerated = true, bench.RuntimeEndpoint{URL: srv.URL}
+	cfg.RuntimeHops, cfg.Accelerated = true, bench.RuntimeEndpoint{URL: srv.URL, APIKey: runtimeKey}
 	r := bench.NewRunner(cfg)
 	r.Out = &out
 	rep, err := r.Run(context.Background())
@@ -221,7 +226,7 @@ func TestRunner_Run(t *testing.T) {
 func TestRunner_Violation(t *testing.T) {
 	_, srv := newFakeAPI(t, pathSQL)
 	cfg := quickConfig(srv.URL)
-	cfg.RuntimeHops, cfg.Materialized = true, bench.RuntimeEndpoint{URL: srv.URL}
+	cfg.RuntimeHops, cfg.Materialized = true, bench.RuntimeEndpoint{URL: srv.URL, APIKey: runtimeKey}
 	var out strings.Builder
 	r := bench.NewRunner(cfg)
 	r.Out = &out

@@ -40,7 +40,7 @@ func writesConfig(url string, sw bench.Runtimes) bench.WritesConfig {
 	return bench.WritesConfig{
 		WritesSettings: bench.WritesSettings{BaseURL: url, Rates: []float64{40, 80}, Step: 250 * ms, Rounds: 1, Settle: ms,
 			TraceRate: 20, CatchUpTimeout: 5 * time.Second, Timeout: 5 * time.Second},
-		Accelerated: bench.RuntimeEndpoint{URL: url}, Materialized: bench.RuntimeEndpoint{URL: url}, Runtimes: sw,
+		Accelerated: bench.RuntimeEndpoint{URL: url, APIKey: runtimeKey}, Materialized: bench.RuntimeEndpoint{URL: url, APIKey: runtimeKey}, Runtimes: sw,
 	}
 }
 
