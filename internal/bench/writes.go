@@ -123,13 +123,13 @@ type WritesRunner struct {
 	WritesConfig
 	progress
 
-	epoch         time.Time
-	off           bool // the runtimes are switched off
-	writes        *Client
-	probes        *Client
-	meter         *Meter
-	rep           *WritesReport
-	watermarkHops []Probe
+	epoch  time.Time
+	off    bool // the runtimes are switched off
+	writes *Client
+	probes *Client
+	meter  *Meter
+	rep    *WritesReport
+	wm     []Probe // the runtimes' watermark hops
 }
 
 // NewWritesRunner returns a runner for cfg with the defaults filled in.
@@ -143,7 +143,7 @@ func NewWritesRunner(cfg WritesConfig) *WritesRunner {
 	s.TraceRate, s.TraceConcurrency = cmp.Or(s.TraceRate, DefaultTraceRate), cmp.Or(s.TraceConcurrency, DefaultTraceConcurrency)
 	s.CatchUpTimeout, s.Timeout = cmp.Or(s.CatchUpTimeout, DefaultCatchUpTimeout), cmp.Or(s.Timeout, DefaultTimeout)
 	s.BaseURL = strings.TrimRight(s.BaseURL, "/")
-	return &WritesRunner{WritesConfig: cfg, watermarkHops: watermarkProbes(cfg.Accelerated, cfg.Materialized)}
+	return &WritesRunner{WritesConfig: cfg, wm: watermarkProbes(cfg.Accelerated, cfg.Materialized)}
 }
 
 // Run measures F, then the rates in interleaved rounds, then the ramp, the
@@ -261,7 +261,7 @@ func (r *WritesRunner) step(ctx context.Context, cfg string, rate float64, phase
 	}
 	sleepUntil(ctx, time.Now().Add(r.Settle))
 	st := WriteStep{Config: cfg, Rate: rate, Phase: phase, Round: round, Duration: r.Step}
-	watch := NewWatch(r.probes, r.watermarkHops, r.epoch, r.TraceConcurrency, TraceSample(rate, r.TraceRate))
+	watch := NewWatch(r.probes, r.wm, r.epoch, r.TraceConcurrency, TraceSample(rate, r.TraceRate))
 	writer := NewWriter(r.writes, rate, r.epoch)
 	writer.MaxInFlight, writer.For = r.MaxInFlight, r.Step
 	if chain {
@@ -317,7 +317,7 @@ func (r *WritesRunner) perOrder(ctx context.Context, before CPUTime, orders int6
 // catchUp waits until each runtime's watermark covers token, and returns the
 // time from start to each.
 func (r *WritesRunner) catchUp(ctx context.Context, token position.LSN, start time.Time) []CatchUp {
-	return catchUp(ctx, r.probes, r.watermarkHops, token, start, time.Now().Add(r.CatchUpTimeout))
+	return catchUp(ctx, r.probes, r.wm, token, start, time.Now().Add(r.CatchUpTimeout))
 }
 
 // TraceSample is n of "every n-th write" so that about traceRate writes per
