@@ -38,7 +38,7 @@ type Stack struct {
 // environment (DOCKER_HOST ...).
 func (s *Stack) Engine() (*client.Client, error) {
 	s.once.Do(func() {
-		if s.cli, s.err = client.New(client.FromEnv, client.WithAPIVersionNegotiation()); s.err != nil {
+		if s.cli, s.err = client.New(client.FromEnv); s.err != nil {
 			s.err = fmt.Errorf("docker engine: %w (is DOCKER_HOST right and the daemon running?)", s.err)
 		}
 	})
