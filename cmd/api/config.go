@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/cqrs-spice/cqrs/internal/logging"
-
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +13,8 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/app/live"
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
+	"github.com/cqrs-spice/cqrs/internal/docgen"
+	"github.com/cqrs-spice/cqrs/internal/logging"
 )
 
 // Defaults of the settings that have no home in a package.
@@ -46,7 +46,8 @@ type Config struct {
 	Addr        string
 	PostgresURL string
 	// PostgresPassword is set on PostgresURL when the URL carries no password,
-	// so the password can come from a secret of its own (POSTGRES_PASSWORD).
+	// so the password can come from a secret of its own (POSTGRES_PASSWORD); it
+	// wins over libpq's PGPASSWORD and passfile.
 	PostgresPassword string
 	PoolSize         int
 	WritePoolSize    int
@@ -64,6 +65,8 @@ type Config struct {
 	DebugAddr        string        // pprof; empty: off
 	MetricsAddr      string        // Prometheus GET /metrics; empty: off
 	LiveInterval     time.Duration // the live page's sampling interval; 0: no page
+	LiveMaxViewers   int           // live pages served at once
+	AllowedHosts     []string      // host names browsers may reach the api by, beyond addresses and localhost
 	LogLevel         slog.Level
 	LogFormat        string // "text" or "json"
 
@@ -93,7 +96,7 @@ var connVars = []envVar{
 		func(c *Config, v string) error { c.Addr = v; return nil }},
 	{"POSTGRES_URL", DefaultPostgresURL, "Postgres connection string (URL or key=value)",
 		func(c *Config, v string) error { c.PostgresURL = v; return nil }},
-	{"POSTGRES_PASSWORD", "", "Postgres password, used when POSTGRES_URL has none (the compose stack's comes from secrets.env); empty: the URL's own",
+	{"POSTGRES_PASSWORD", "", "Postgres password for a POSTGRES_URL without one, before libpq's PGPASSWORD (the compose stack's comes from secrets.env); the start line names the source used",
 		func(c *Config, v string) error { c.PostgresPassword = v; return nil }},
 	{"POSTGRES_POOL_SIZE", strconv.Itoa(DefaultPoolSize), "most connections to Postgres for GET /ranking; further requests queue",
 		func(c *Config, v string) (err error) { c.PoolSize, err = positiveInt(v); return err }},
@@ -148,6 +151,10 @@ var tuningVars = []envVar{
 			}
 			return nil
 		}},
+	{"API_LIVE_MAX_VIEWERS", strconv.Itoa(live.DefaultMaxViewers), "most live pages (GET /live/events) served at once; past it a page gets 503 and retries",
+		func(c *Config, v string) (err error) { c.LiveMaxViewers, err = positiveInt(v); return err }},
+	{"API_ALLOWED_HOSTS", "", "comma-separated host names a browser may reach the api by (its Host header), besides IP addresses and localhost; requests from a browser to any other name get 403 (DNS rebinding)",
+		func(c *Config, v string) error { c.AllowedHosts = splitList(v); return nil }},
 	{"API_DEBUG_ADDR", "", "address for Go's pprof profiles (/debug/pprof/); off when empty. Keep it off public interfaces",
 		func(c *Config, v string) error { c.DebugAddr = v; return nil }},
 	{"API_METRICS_ADDR", "", "address for Prometheus metrics (GET /metrics: the process's CPU seconds and memory, Go runtime); off when empty. The benchmark reads the api's CPU here",
@@ -187,7 +194,8 @@ Postgres and from the accelerated and materialized runtimes.
 
 Usage:
   api                                   serve until SIGINT or SIGTERM
-  api healthcheck [--url URL]           exit 0 when URL answers 200
+  api healthcheck [--url URL] [--timeout 3s]
+                                        exit 0 when URL answers 200
                                         (default http://127.0.0.1:<API_ADDR port>/healthz)
   api --help                            this text
   api --version                         the version
@@ -197,9 +205,16 @@ Endpoints: POST /orders, GET /ranking, /ranking-accelerated, /ranking-materializ
 
 Environment:
 `)
-	for _, e := range envVars {
-		fmt.Fprintf(w, "  %-25s %s\n  %-25s default: %s\n", e.name, e.help, "", e.def)
+	docgen.PrintVars(w, envDocs())
+}
+
+// envDocs is the environment the api reads, for --help and the docs.
+func envDocs() []docgen.Var {
+	out := make([]docgen.Var, len(envVars))
+	for i, e := range envVars {
+		out[i] = docgen.Var{Name: e.name, Default: e.def, Usage: e.help}
 	}
+	return out
 }
 
 func positiveInt(v string) (int, error) {

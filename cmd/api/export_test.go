@@ -5,4 +5,5 @@ var (
 	Run              = run
 	Healthcheck      = healthcheck
 	DefaultHealthURL = defaultHealthURL
+	PostgresConfig   = postgresConfig
 )

@@ -14,6 +14,7 @@ func (m *Main) openLive() error {
 		live.Path{Name: live.PathMaterialized, Title: "Runtime 2 · materialized", Reader: m.Materialized, Replicas: m.Materialized.Replicas},
 	)
 	m.Live.Interval = m.Config.LiveInterval
+	m.Live.MaxViewers = m.Config.LiveMaxViewers
 	m.Live.WriteKey = m.Config.WriteKey != ""
 	m.Live.Logger = m.Logger
 	return m.Live.Open()

@@ -27,7 +27,6 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/app/orders"
 	"github.com/cqrs-spice/cqrs/internal/app/ranking"
 	"github.com/cqrs-spice/cqrs/internal/app/replicas"
-	"github.com/cqrs-spice/cqrs/internal/pgdial"
 	"github.com/cqrs-spice/cqrs/internal/version"
 )
 
@@ -102,6 +101,9 @@ type Main struct {
 	Materialized *replicas.Pool
 	Server       *api.Server
 	Live         *live.Hub // the live page; nil when API_LIVE_INTERVAL is 0
+	// PasswordSource says where the Postgres password came from (Password*),
+	// set by Run and logged in its start line.
+	PasswordSource string
 
 	debug   *http.Server
 	metrics *http.Server
@@ -121,14 +123,18 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Logger = slog.Default()
 	}
 	cfg := m.Config
-	var err error
+	pcfg, source, err := postgresConfig(cfg.PostgresURL, cfg.PostgresPassword)
+	if err != nil {
+		return err
+	}
+	m.PasswordSource = source
 	// Orders and the Postgres ranking get a pool each: a burst of /ranking, which
 	// aggregates every order, must never leave POST /orders waiting for a
 	// connection (commands before queries, as CQRS intends).
-	if m.WritePool, err = newPool(ctx, cfg.PostgresURL, cfg.PostgresPassword, cfg.WritePoolSize, "cqrs-api-orders"); err != nil {
+	if m.WritePool, err = newPool(ctx, pcfg.Copy(), cfg.WritePoolSize, "cqrs-api-orders"); err != nil {
 		return err
 	}
-	if m.ReadPool, err = newPool(ctx, cfg.PostgresURL, cfg.PostgresPassword, cfg.PoolSize, "cqrs-api-ranking"); err != nil {
+	if m.ReadPool, err = newPool(ctx, pcfg.Copy(), cfg.PoolSize, "cqrs-api-ranking"); err != nil {
 		return err
 	}
 	m.Orders = orders.NewStore(m.WritePool)
@@ -154,8 +160,16 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		store = m.Live.Orders(m.Orders)
 	}
-	m.Server = api.NewServer(store, m.Postgres, m.Accelerated, m.Materialized)
+	// A minimum position Postgres has not reached is refused at once, as
+	// GET /ranking refuses it, instead of waiting for a runtime's timeout.
+	m.Server = api.NewServer(store, m.Postgres,
+		&ranking.HeadCheck{Reader: m.Accelerated, Head: m.Orders.Head},
+		&ranking.HeadCheck{Reader: m.Materialized, Head: m.Orders.Head})
 	m.Server.Live = m.liveHandler()
+	if m.Live != nil {
+		m.Server.ConnContext = live.ConnContext
+	}
+	m.Server.AllowedHosts = cfg.AllowedHosts
 	m.Server.Addr = cfg.Addr
 	m.Server.RequestTimeout = cfg.RequestTimeout
 	m.Server.TrustedProxies = cfg.TrustedProxies
@@ -190,7 +204,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	m.Logger.Info("api listening", "version", version.Version, "addr", m.Server.ListenAddr().String(),
-		"postgres", m.Postgres.Addr(), "accelerated", cfg.AcceleratedAddr, "materialized", cfg.MaterializedAddr,
+		"postgres", m.Postgres.Addr(), "postgres_password", m.PasswordSource, "accelerated", cfg.AcceleratedAddr, "materialized", cfg.MaterializedAddr,
 		"pool_size", cfg.PoolSize, "write_pool_size", cfg.WritePoolSize, "runtime_protocol", cfg.RuntimeProtocol,
 		"write_key", cfg.WriteKey != "", "accelerated_tls", cfg.AcceleratedTLS.Enabled, "materialized_tls", cfg.MaterializedTLS.Enabled)
 	return nil
@@ -237,38 +251,4 @@ func (m *Main) Close() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// newPool opens a pool of size connections to url. It opens them all in the
-// background from the start and keeps them: a burst then finds them ready
-// instead of waiting for fresh connections (fork, authentication) at once, which
-// on a busy machine can take longer than the acquire timeout. password is used
-// when url has none.
-func newPool(ctx context.Context, url, password string, size int, name string) (*pgxpool.Pool, error) {
-	pcfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, fmt.Errorf("POSTGRES_URL: %w", err)
-	}
-	if pcfg.ConnConfig.Password == "" {
-		pcfg.ConnConfig.Password = password
-	}
-	pcfg.MaxConns = int32(size)
-	pcfg.MinConns = pcfg.MaxConns
-	if pcfg.ConnConfig.ConnectTimeout == 0 {
-		// A connection being made outlives the request that asked for it (the
-		// pool keeps it), so it may take longer than one acquire may wait.
-		pcfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
-	}
-	// An attempt started while Postgres is down must not hold a pool slot for
-	// the whole connect timeout after it is back.
-	pgdial.Bound(&pcfg.ConnConfig.Config, pgdial.DefaultTimeout)
-	pcfg.AfterConnect = orders.AfterConnect
-	if pcfg.ConnConfig.RuntimeParams["application_name"] == "" {
-		pcfg.ConnConfig.RuntimeParams["application_name"] = name
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		return nil, fmt.Errorf("create postgres pool %s: %w", name, err)
-	}
-	return pool, nil
 }

@@ -21,9 +21,10 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/position"
 )
 
-var pg *pgtest.Postgres
+// pg is the Postgres the package's tests share, started by the first that needs it.
+var pg pgtest.Shared
 
-func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
+func TestMain(m *testing.M) { pg.Main(m) }
 
 // unreachable is an address where no runtime listens.
 const unreachable = "127.0.0.1:1"

@@ -16,12 +16,12 @@ import (
 )
 
 // TestRanking_RealRuntime serves both runtime endpoints from our real engine and
-// Flight server (the recipe's data at position 1/100) and reads them through the
+// Flight server (the recipe's data at position 0/100) and reads them through the
 // api's real wiring.
 func TestRanking_RealRuntime(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	products, orders := runtimetest.RecipeSources(t, mem, 0x1_0000_0100)
+	products, orders := runtimetest.RecipeSources(t, mem, 0x100)
 	e := runtimetest.NewEngine(t, runtimetest.RecipePod,
 		map[string]engine.Source{"products": products, "orders": orders},
 		func(e *engine.Engine) { e.MinPositionTimeout = 100 * time.Millisecond })
@@ -41,7 +41,7 @@ func TestRanking_RealRuntime(t *testing.T) {
 		if a.status != http.StatusOK || a.body != want {
 			t.Fatalf("%s: %d\n%s\nwant 200\n%s", path, a.status, a.body, want)
 		}
-		if got, want := a.header.Get("Spice-Position"), "1/100"; got != want {
+		if got, want := a.header.Get("Spice-Position"), "0/100"; got != want {
 			t.Fatalf("%s: Spice-Position=%q, want %q", path, got, want)
 		}
 		if got := a.header.Get("Results-Cache-Status"); got == "" {
@@ -49,12 +49,24 @@ func TestRanking_RealRuntime(t *testing.T) {
 		}
 	}
 
-	a := do(t, m, "GET", "/ranking-accelerated", "", "Spice-Min-Position", "1/101")
+	// Postgres is at head; the runtime, at 0/100, waits for it and times out.
+	head := mustLSN(t, m)
+	a := do(t, m, "GET", "/ranking-accelerated", "", "Spice-Min-Position", head.String())
 	if a.status != http.StatusGatewayTimeout {
 		t.Fatalf("status=%d, want 504: %s", a.status, a.body)
 	}
-	if msg, want := errorOf(t, a), "accelerated runtime at "+srv.Addr()+" did not answer in time: position 1/101 not reached"; !strings.HasPrefix(msg, want) {
+	if msg, want := errorOf(t, a), "accelerated runtime at "+srv.Addr()+" did not answer in time: position "+head.String()+" not reached"; !strings.HasPrefix(msg, want) {
 		t.Fatalf("error=%q, want prefix %q", msg, want)
+	}
+
+	// A position Postgres has not reached is refused at once, as /ranking
+	// refuses it, on both runtime paths: no runtime waits for it.
+	future := (head + 1<<30).String()
+	for _, path := range []string{"/ranking", "/ranking-accelerated", "/ranking-materialized"} {
+		a = do(t, m, "GET", path, "", "Spice-Min-Position", future)
+		if a.status != http.StatusUnprocessableEntity || !strings.Contains(errorOf(t, a), "ahead of postgres") {
+			t.Fatalf("%s with a future position: %d %s, want 422 saying it is ahead of postgres", path, a.status, a.body)
+		}
 	}
 
 	a = do(t, m, "GET", "/readyz", "")

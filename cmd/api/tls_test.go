@@ -61,8 +61,8 @@ func TestRanking_RealRuntime_TLS(t *testing.T) {
 		"        20 sold: the most delicious chocalate\n" +
 		"        10 sold: the most beautiful flower\n"
 	for _, path := range []string{"/ranking-accelerated", "/ranking-materialized"} {
-		a := waitStatus(t, m, path, http.StatusOK)
-		if a.body != want {
+		a := do(t, m, "GET", path, "")
+		if a.status != http.StatusOK || a.body != want {
 			t.Fatalf("%s: %d\n%s\nwant 200\n%s", path, a.status, a.body, want)
 		}
 	}
@@ -104,37 +104,12 @@ func TestRanking_RealRuntime_TLSMismatch(t *testing.T) {
 		"/ranking-accelerated":  "the TLS handshake failed: check",
 		"/ranking-materialized": "whether it serves TLS",
 	} {
-		// Until the pool has seen the replica, the answer is 503 "no replica
-		// found": wait for the dial's own error.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			a := waitStatus(t, m, path, http.StatusServiceUnavailable)
-			got := errorOf(t, a)
-			if strings.Contains(got, msg) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: error=%q, want it to contain %q", path, got, msg)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-}
-
-// waitStatus requests path until it answers status: a replica counts once its
-// health watch has answered.
-func waitStatus(t *testing.T, m *main.Main, path string, status int) answer {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+		// The first read waits for the pool's first resolution, so it is
+		// the replica's dial that fails, not the lookup.
 		a := do(t, m, "GET", path, "")
-		if a.status == status || time.Now().After(deadline) {
-			if a.status != status {
-				t.Fatalf("%s: %d %s, want %d", path, a.status, a.body, status)
-			}
-			return a
+		if a.status != http.StatusServiceUnavailable || !strings.Contains(errorOf(t, a), msg) {
+			t.Fatalf("%s: %d %s, want 503 with %q", path, a.status, a.body, msg)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -169,22 +144,5 @@ func TestRun_TLSCAFileErrors(t *testing.T) {
 				t.Fatalf("err=%q, want it to contain %q", err, tt.contains)
 			}
 		})
-	}
-}
-
-// doResolved is do, asked again while the api has not yet found the runtime's
-// replica (503 "no replica resolved yet" / "no replica found"): the pool
-// resolves and health-checks in the background after the api starts.
-func doResolved(t *testing.T, m *main.Main, method, path, body string) answer {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		a := do(t, m, method, path, body)
-		waiting := a.status == http.StatusServiceUnavailable &&
-			(strings.Contains(a.body, "no replica resolved yet") || strings.Contains(a.body, "no replica found"))
-		if !waiting || time.Now().After(deadline) {
-			return a
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // SHOW TABLES, DESCRIBE, a catalog-qualified name, and on runtime 2 a plain
 // SELECT * of rankings in the ranking's order.
 func TestADBCAgainstTheChain(t *testing.T) {
-	dsn, params := MustDatabase(t, pg, recipeSchema)
+	dsn, params := MustDatabase(t, pg.Get(t), recipeSchema)
 	a := MustRuntime(t, strings.ReplaceAll(recipePod(params, "1s"), "refresh_check_interval: 1s", "refresh_mode: changes"))
 	a.waitReady(t)
 	b := MustRuntime(t, fmt.Sprintf(`version: v1

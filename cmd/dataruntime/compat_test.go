@@ -30,7 +30,7 @@ type upstreamService struct {
 // refresh with gospice's overrides applies them to that one refresh of a
 // Postgres dataset.
 func TestSpiceToolsAgainstTheRuntime(t *testing.T) {
-	_, params := MustDatabase(t, pg, recipeSchema)
+	_, params := MustDatabase(t, pg.Get(t), recipeSchema)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "spicepod.yaml")
 	if err := os.WriteFile(path, []byte(recipePod(params, "1h")), 0o644); err != nil {

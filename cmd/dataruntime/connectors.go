@@ -29,7 +29,7 @@ func (m *Main) localSource(ctx context.Context, d spicepod.Dataset, scheme, path
 		if d.Acceleration != nil {
 			accel = d.Acceleration.Params
 		}
-		cfg, err := file.ParseParams(path, d.Params, accel, m.Pod.Dir)
+		cfg, err := file.ParseParams(path, d.Params, accel, m.Pod.Paths())
 		if err != nil {
 			return nil, fmt.Errorf("%w (spicepod %s)", err, m.Config.Spicepod)
 		}
@@ -44,7 +44,7 @@ func (m *Main) localSource(ctx context.Context, d spicepod.Dataset, scheme, path
 		if err := duckdbsrc.CheckTable(path); err != nil {
 			return nil, err
 		}
-		cfg, err := duckdbsrc.ParseParams(d.Params, m.Pod.Dir)
+		cfg, err := duckdbsrc.ParseParams(d.Params, m.Pod.Paths())
 		if err != nil {
 			return nil, fmt.Errorf("%w (spicepod %s)", err, m.Config.Spicepod)
 		}

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
-
-	"github.com/cqrs-spice/cqrs/internal/runtime/connector/postgres/cdc"
 )
 
 // instanceAuto is the --instance-id (SPICE_INSTANCE_ID) value that asks for an
@@ -129,28 +126,4 @@ func ptr(ctx context.Context, ns string, ip net.IP) string {
 		}
 	}
 	return ""
-}
-
-// dropInactive is `drop-slots --inactive`: the clean-up after replicas that are
-// gone. It drops, in each source database, the slots named for this spicepod's
-// replicas (spice_<pod>_<instance>) that no runtime streams from.
-func dropInactive(ctx context.Context, pod string, cfgs []cdc.Config, settle time.Duration, stderr io.Writer) int {
-	prefix := cdc.Name(pod, "", "") + "_"
-	code := 0
-	for _, c := range cfgs {
-		cc := c.Postgres.PoolConfig.ConnConfig
-		fmt.Fprintf(stderr, "looking for slots %s* on %s/%s that stay inactive for %s\n", prefix, cc.Host, cc.Database, settle)
-		dropped, err := cdc.DropInactive(ctx, c.Postgres, prefix, settle)
-		for _, name := range dropped {
-			fmt.Fprintf(stderr, "dropped %s\n", name)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "drop-slots: %v\n", err)
-			code = 1
-		}
-		if len(dropped) == 0 && err == nil {
-			fmt.Fprintln(stderr, "no inactive slot to drop")
-		}
-	}
-	return code
 }

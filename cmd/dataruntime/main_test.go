@@ -22,9 +22,10 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
-var pg *pgtest.Postgres
+// pg is the Postgres the package's tests share, started by the first that needs it.
+var pg pgtest.Shared
 
-func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
+func TestMain(m *testing.M) { pg.Main(m) }
 
 // recipeSchema is the recipe's tables and first orders.
 const recipeSchema = `
@@ -64,6 +65,12 @@ func MustDatabase(tb testing.TB, p *pgtest.Postgres, schema string) (string, str
 // MustRuntime writes a spicepod and runs the runtime in-process until cleanup.
 func MustRuntime(tb testing.TB, pod string) *runtime {
 	tb.Helper()
+	return MustRuntimeLogged(tb, pod, io.Discard)
+}
+
+// MustRuntimeLogged is MustRuntime with the runtime's log also written to w.
+func MustRuntimeLogged(tb testing.TB, pod string, w io.Writer) *runtime {
+	tb.Helper()
 	dir := tb.TempDir()
 	path := filepath.Join(dir, "spicepod.yaml")
 	if err := os.WriteFile(path, []byte(pod), 0o644); err != nil {
@@ -71,7 +78,7 @@ func MustRuntime(tb testing.TB, pod string) *runtime {
 	}
 	cfg := Config{Spicepod: path, HTTPAddr: "127.0.0.1:0", FlightAddr: "127.0.0.1:0", DataDir: dir, LogLevel: slog.LevelDebug,
 		MinPositionTimeout: 2 * time.Second}
-	m := NewMain(cfg, slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	m := NewMain(cfg, slog.New(slog.NewTextHandler(io.MultiWriter(w, testWriter{tb}), &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if err := m.Run(context.Background()); err != nil {
 		tb.Fatal(err)
 	}

@@ -1,3 +1,5 @@
+//go:build duckdb_arrow
+
 package main
 
 import (
@@ -5,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cqrs-spice/cqrs/internal/logging"
+	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/wire"
@@ -49,8 +52,8 @@ type orderedUpstream struct {
 	record func([]wire.OrderKey)
 }
 
-func (u orderedUpstream) Subscribe(ctx context.Context) (*flightsqlsrc.Stream, error) {
-	st, err := u.Upstream.Subscribe(ctx)
+func (u orderedUpstream) Subscribe(ctx context.Context, since position.LSN) (*flightsqlsrc.Stream, error) {
+	st, err := u.Upstream.Subscribe(ctx, since)
 	if err == nil {
 		u.record(st.Order)
 	}

@@ -19,7 +19,7 @@ import (
 // The recipe's first spicepod: loads, turns ready, and its view equals the same
 // SQL in Postgres, before and after a new order.
 func TestRecipeRankingEqualsPostgres(t *testing.T) {
-	dsn, params := MustDatabase(t, pg, recipeSchema)
+	dsn, params := MustDatabase(t, pg.Get(t), recipeSchema)
 	rt := MustRuntime(t, recipePod(params, "1s"))
 	rt.waitReady(t)
 
@@ -45,7 +45,7 @@ func TestRecipeRankingEqualsPostgres(t *testing.T) {
 // generation of rows, never a mix or a partial table.
 func TestFullRefreshSwapUnderConcurrentReads(t *testing.T) {
 	const n = 5000
-	dsn, params := MustDatabase(t, pg, `CREATE TABLE items (id int PRIMARY KEY, gen int NOT NULL);
+	dsn, params := MustDatabase(t, pg.Get(t), `CREATE TABLE items (id int PRIMARY KEY, gen int NOT NULL);
 		INSERT INTO items SELECT i, 0 FROM generate_series(1, 5000) i;`)
 	rt := MustRuntime(t, fmt.Sprintf(`version: v1
 kind: Spicepod
@@ -112,7 +112,7 @@ func sameGen(body string) bool {
 // Append mode with an overlap re-reads the boundary: rows committed later with the
 // boundary's timestamp are neither lost nor duplicated.
 func TestAppendKeepsBoundaryRowsExactlyOnce(t *testing.T) {
-	dsn, params := MustDatabase(t, pg, `CREATE TABLE events (id int NOT NULL, ts timestamptz NOT NULL);
+	dsn, params := MustDatabase(t, pg.Get(t), `CREATE TABLE events (id int NOT NULL, ts timestamptz NOT NULL);
 		INSERT INTO events VALUES (1, '2026-01-01 00:00:00+00'), (2, '2026-01-01 00:00:01+00');`)
 	rt := MustRuntime(t, fmt.Sprintf(`version: v1
 kind: Spicepod
@@ -197,7 +197,7 @@ func TestSourceDownAtStartAndDuringRefresh(t *testing.T) {
 
 // The HTTP API's status codes and formats, against the real engine.
 func TestHTTPAPI(t *testing.T) {
-	_, params := MustDatabase(t, pg, recipeSchema)
+	_, params := MustDatabase(t, pg.Get(t), recipeSchema)
 	rt := MustRuntime(t, recipePod(params, "10s"))
 	rt.waitReady(t)
 	for _, tc := range []struct {
@@ -289,7 +289,7 @@ func readAll(resp *http.Response) string {
 // it; a dataset with ready_state: on_registration is read from its source until it
 // loads; a position that never comes fails clearly.
 func TestFailuresStayLocal(t *testing.T) {
-	_, params := MustDatabase(t, pg, recipeSchema)
+	_, params := MustDatabase(t, pg.Get(t), recipeSchema)
 	rt := MustRuntime(t, fmt.Sprintf(`version: v1
 kind: Spicepod
 name: partial
@@ -337,7 +337,7 @@ views:
 // Acceleration options beyond the recipe: retention, on_zero_results: use_source,
 // indexes, and append with on_conflict: upsert.
 func TestAccelerationOptions(t *testing.T) {
-	dsn, params := MustDatabase(t, pg, recipeSchema+`
+	dsn, params := MustDatabase(t, pg.Get(t), recipeSchema+`
 		INSERT INTO orders (product_id, count, created_at) VALUES (1, 7, now() - interval '3 days');`)
 	rt := MustRuntime(t, fmt.Sprintf(`version: v1
 kind: Spicepod
@@ -399,12 +399,14 @@ datasets:
 }
 
 // The recipe's first spicepod with refresh_mode: changes: every write is visible
-// through its token, the view equals Postgres, and a clean shutdown of a memory-mode
-// runtime leaves no replication slot behind.
+// through its token, the view equals Postgres, a clean shutdown of a memory-mode
+// runtime leaves no replication slot behind, and the change feed's log lines
+// name their slot once.
 func TestRecipeWithChangeDataCapture(t *testing.T) {
-	dsn, params := MustDatabase(t, pg, recipeSchema)
+	dsn, params := MustDatabase(t, pg.Get(t), recipeSchema)
 	pod := strings.ReplaceAll(recipePod(params, "1s"), "refresh_check_interval: 1s", "refresh_mode: changes")
-	rt := MustRuntime(t, pod)
+	var logs lockedBuffer
+	rt := MustRuntimeLogged(t, pod, &logs)
 	rt.waitReady(t)
 	for i := 0; i < 20; i++ {
 		token := mustWrite(t, dsn, "INSERT INTO orders (product_id, count) VALUES ($1, $2)", i%4+1, i+1)
@@ -423,12 +425,24 @@ func TestRecipeWithChangeDataCapture(t *testing.T) {
 	if slots := pgString(t, dsn, "SELECT count(*) FROM pg_replication_slots WHERE database = current_database()"); slots != "0" {
 		t.Fatalf("%s replication slots left after a clean shutdown, want 0", slots)
 	}
+	var feedLines int
+	for line := range strings.Lines(logs.String()) {
+		if n := strings.Count(line, " slot="); n > 0 {
+			feedLines++
+			if n != 1 {
+				t.Errorf("log line names its slot %d times: %s", n, line)
+			}
+		}
+	}
+	if feedLines < 2 { // the snapshot, the slot dropped at shutdown
+		t.Fatalf("%d log lines name a slot, want the snapshot's and the drop's:\n%s", feedLines, logs.String())
+	}
 }
 
 // A view with an acceleration block is materialized into a table of its own and
 // recomputed after its inputs change, with the inputs' position as its watermark.
 func TestAcceleratedViewFollowsItsInputs(t *testing.T) {
-	dsn, params := MustDatabase(t, pg, recipeSchema)
+	dsn, params := MustDatabase(t, pg.Get(t), recipeSchema)
 	pod := recipePod(params, "1s") + `    acceleration:
       enabled: true
 `

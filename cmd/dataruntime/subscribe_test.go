@@ -124,7 +124,7 @@ datasets:
 // answers the write's token with the rankings Postgres computes, and runtime 1
 // reports the view's subscription.
 func TestRecipeChainBySubscription(t *testing.T) {
-	dsn, params := MustDatabase(t, pg, recipeSchema)
+	dsn, params := MustDatabase(t, pg.Get(t), recipeSchema)
 	a := MustRuntime(t, strings.ReplaceAll(recipePod(params, "1s"), "refresh_check_interval: 1s", "refresh_mode: changes"))
 	a.waitReady(t)
 	b := MustRuntime(t, fmt.Sprintf(`version: v1

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -72,8 +71,13 @@ type Config struct {
 	QuerySlots int
 	// QueueTimeout bounds the wait for a query slot; engine default when 0.
 	QueueTimeout time.Duration
+	// LightBudget bounds a query's run in a light slot; engine default when 0.
+	LightBudget time.Duration
 	// HTTPReadTimeout bounds reading one HTTP request; httpsrv default when 0.
 	HTTPReadTimeout time.Duration
+	// AllowedPaths are directories beyond the spicepod's own whose files it
+	// may read (spicepod.Paths); empty: its own folder only.
+	AllowedPaths []string
 	// PrintVersion (--version): print the version and exit instead of serving.
 	PrintVersion bool
 }
@@ -108,7 +112,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Logger == nil {
 		m.Logger = slog.Default()
 	}
-	pod, err := spicepod.Load(m.Config.Spicepod, spicepod.EnvLookup)
+	allowed, err := spicepod.AllowedDirs(m.Config.AllowedPaths)
+	if err != nil {
+		return fmt.Errorf("--allowed-paths: %w", err)
+	}
+	pod, err := spicepod.LoadWith(m.Config.Spicepod, spicepod.Options{Lookup: spicepod.EnvLookup, AllowedDirs: allowed})
 	if err != nil {
 		return err
 	}
@@ -128,7 +136,7 @@ func (m *Main) Run(ctx context.Context) error {
 	e.QueryTimeout = m.Config.QueryTimeout
 	e.MaxQueryBytes = m.Config.MaxQueryBytes
 	e.PlanCacheBytes = m.budget.PlanCache
-	e.Admission = engine.Admission{Slots: m.Store.MaxConns, QueueTimeout: m.Config.QueueTimeout}
+	e.Admission = engine.Admission{Slots: m.Store.MaxConns, QueueTimeout: m.Config.QueueTimeout, LightBudget: m.Config.LightBudget}
 	if rc := pod.Runtime.ResultsCache; rc.Enabled {
 		size := rc.CacheMaxSize
 		if size <= 0 || size > m.budget.ResultsCache {
@@ -198,6 +206,7 @@ func (m *Main) openStore(ctx context.Context) error {
 		}
 	}
 	m.Store = duckdb.New(path)
+	m.Store.Logger = m.Logger
 	m.Store.Threads = m.Config.DuckDBThreads
 	m.Store.MemoryLimit = m.budget.DuckDB
 	m.Store.MaxResultBytes = m.budget.MaxResultBytes
@@ -321,7 +330,7 @@ func (m *Main) addFeeds(ctx context.Context) error {
 	metrics := cdc.NewMetrics(m.reg)
 	for _, c := range cfgs {
 		f := cdc.New(m.Engine, m.Store, c)
-		f.Logger, f.Metrics = m.Logger.With("slot", c.Slot), metrics
+		f.Logger, f.Metrics = m.Logger, metrics // the feed names its slot on each line
 		m.Engine.AddFeed(f)
 	}
 	return nil
@@ -332,9 +341,11 @@ func (m *Main) openServers() error {
 	if err != nil {
 		return err
 	}
+	// One budget of wrong keys per address, whichever port they go to.
+	throttle := &apikey.Throttle{Logger: m.Logger}
 	m.HTTP = httpsrv.New(m.Config.HTTPAddr, m.Engine)
 	m.HTTP.Logger = m.Logger
-	m.HTTP.APIKeys, m.HTTP.TLS = keys, tlsConfig
+	m.HTTP.APIKeys, m.HTTP.TLS, m.HTTP.Throttle = keys, tlsConfig, throttle
 	m.HTTP.MaxQueryBytes = m.Config.MaxQueryBytes
 	m.HTTP.ReadTimeout = m.Config.HTTPReadTimeout
 	m.HTTP.Spicepods = []httpsrv.Spicepod{podListing(m.Pod)}
@@ -349,7 +360,7 @@ func (m *Main) openServers() error {
 	m.Flight.PrimaryKeys = m.primaryKeys
 	m.Flight.Ordering = m.ordering
 	m.Flight.ParamTypes = m.Store.ParamTypes
-	m.Flight.APIKeys = keys
+	m.Flight.APIKeys, m.Flight.Throttle = keys, throttle
 	if tlsConfig != nil {
 		m.Flight.GRPCOptions = append(m.Flight.GRPCOptions, grpc.Creds(credentials.NewTLS(tlsConfig)))
 	}
@@ -437,48 +448,6 @@ func (m *Main) Close() error {
 		errs = append(errs, m.Store.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// dropSlots drops the replication slots and publications the spicepod's
-// refresh_mode: changes datasets own (a retired mode: file runtime keeps its slot,
-// which holds WAL on the server).
-func dropSlots(ctx context.Context, args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("drop-slots", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := fs.String("spicepod", "spicepod.yaml", "the spicepod whose slots to drop")
-	instance := fs.String("instance-id", envOr("SPICE_INSTANCE_ID", ""), "the instance id the runtime ran with")
-	inactive := fs.Bool("inactive", false, "instead, drop every slot of this spicepod's replicas (spice_<pod>_*) that no runtime streams from")
-	settle := fs.Duration("settle", cdc.DefaultSettle, "with --inactive: a slot must stay inactive this long to be dropped")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	pod, err := spicepod.Load(*path, spicepod.EnvLookup)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	cfgs, err := cdc.Configs(pod.Name, *instance, postgresDatasets(pod.Datasets))
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	if len(cfgs) == 0 {
-		fmt.Fprintln(stderr, "drop-slots: no dataset of this spicepod uses refresh_mode: changes; nothing to drop")
-		return 0
-	}
-	if *inactive {
-		return dropInactive(ctx, pod.Name, cfgs, *settle, stderr)
-	}
-	code := 0
-	for _, c := range cfgs {
-		if err := cdc.Drop(ctx, c.Postgres, c.Slot, c.Publication); err != nil {
-			fmt.Fprintf(stderr, "drop-slots: %v\n", err)
-			code = 1
-			continue
-		}
-		fmt.Fprintf(stderr, "dropped slot %s and publication %s\n", c.Slot, c.Publication)
-	}
-	return code
 }
 
 // podListing is the spicepod as GET /v1/spicepods lists it: names and

@@ -46,14 +46,11 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("devcerts", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dir := fs.String("dir", DefaultDir, "directory of the files; made when missing")
-	services := fs.String("services", DefaultServices, "comma-separated services to make a certificate for (their compose names)")
-	if err := fs.Parse(args); err != nil {
+	var dir, services string
+	if err := flags(&dir, &services, stderr).Parse(args); err != nil {
 		return 2
 	}
-	made, err := Make(*dir, strings.Split(*services, ","), time.Now())
+	made, err := Make(dir, strings.Split(services, ","), time.Now())
 	if err != nil {
 		fmt.Fprintf(stderr, "devcerts: %v\n", err)
 		return 1
@@ -62,9 +59,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "devcerts: wrote %s\n", f)
 	}
 	if len(made) == 0 {
-		fmt.Fprintf(stdout, "devcerts: %s is complete, nothing written\n", *dir)
+		fmt.Fprintf(stdout, "devcerts: %s is complete, nothing written\n", dir)
 	}
 	return 0
+}
+
+// flags returns devcerts' flag set.
+func flags(dir, services *string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("devcerts", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(dir, "dir", DefaultDir, "directory of the files; made when missing")
+	fs.StringVar(services, "services", DefaultServices, "comma-separated services to make a certificate for (their compose names)")
+	return fs
 }
 
 // Make writes into dir the CA and each service's certificate that are missing

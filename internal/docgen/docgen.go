@@ -40,11 +40,17 @@ func End(name string) string   { return "<!-- generated:" + name + " end -->" }
 // by the stamp's line and body. The markers stay on their own lines; the rest of
 // the text is unchanged. Every block of that name is replaced.
 func Replace(text, name, body string, s Stamp) (string, error) {
+	return ReplaceBlock(text, name, "_"+s.String()+"_\n\n"+strings.TrimSpace(body))
+}
+
+// ReplaceBlock is Replace without a stamp: for text derived from the code, not
+// from a run, which is the same whenever it is generated.
+func ReplaceBlock(text, name, body string) (string, error) {
 	begin, end := Begin(name), End(name)
 	if !strings.Contains(text, begin) {
 		return text, fmt.Errorf("%s: %w", begin, ErrNoMarkers)
 	}
-	block := begin + "\n\n_" + s.String() + "_\n\n" + strings.TrimSpace(body) + "\n\n" + end
+	block := begin + "\n\n" + strings.TrimSpace(body) + "\n\n" + end
 	var b strings.Builder
 	rest := text
 	for {
@@ -61,6 +67,20 @@ func Replace(text, name, body string, s Stamp) (string, error) {
 		b.WriteString(block)
 		rest = rest[i+j+len(end):]
 	}
+}
+
+// Block returns the content of the first block called name, trimmed.
+func Block(text, name string) (string, error) {
+	begin, end := Begin(name), End(name)
+	i := strings.Index(text, begin)
+	if i < 0 {
+		return "", fmt.Errorf("%s: %w", begin, ErrNoMarkers)
+	}
+	j := strings.Index(text[i:], end)
+	if j < 0 {
+		return "", fmt.Errorf("%s: %w: add %s after it", begin, ErrUnclosed, end)
+	}
+	return strings.TrimSpace(text[i+len(begin) : i+j]), nil
 }
 
 // UpdateFile replaces the block called name in the file at path. A file that

@@ -2,8 +2,10 @@ package docgen_test
 
 import (
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,5 +103,72 @@ func TestCommitWithoutGit(t *testing.T) {
 	// commit rather than an error.
 	if got := docgen.Commit(t.Context(), t.TempDir()); got != "" {
 		t.Fatalf("Commit outside a repository=%q, want empty", got)
+	}
+}
+
+func TestFlagTable(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.String("url", "http://localhost:9999", "base URL of the `api`")
+	fs.Int("c", 100, "connections")
+	fs.Bool("quick", false, "a smoke run | short")
+	fs.Duration("timeout", 3*time.Second, "how long\n  to wait")
+	fs.String("key", "", "the key")
+	want := "| Flag | Default | |\n|---|---|---|\n" +
+		"| `-c` | `100` | connections |\n" +
+		"| `--key` |  | the key |\n" +
+		"| `--quick` | `false` | a smoke run \\| short |\n" +
+		"| `--timeout` | `3s` | how long to wait |\n" +
+		"| `--url` | `http://localhost:9999` | base URL of the api |\n"
+	if got := docgen.FlagTable(fs); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestVarTableAndPrintVars(t *testing.T) {
+	vars := []docgen.Var{{Name: "API_ADDR", Default: ":9999", Usage: "address"}, {Name: "API_WRITE_KEY", Usage: "key; off when empty"}}
+	want := "| Variable | Default | |\n|---|---|---|\n| `API_ADDR` | `:9999` | address |\n| `API_WRITE_KEY` |  | key; off when empty |\n"
+	if got := docgen.VarTable(vars); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	var b strings.Builder
+	docgen.PrintVars(&b, vars)
+	if got := b.String(); !strings.Contains(got, "API_ADDR") || !strings.Contains(got, "default: :9999") || !strings.Contains(got, "default: none") {
+		t.Fatalf("help text lacks a variable or default:\n%s", got)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "page.md")
+	page := "# P\n<!-- generated:a begin -->\nold\n<!-- generated:a end -->\nprose\n<!-- generated:b begin -->\nsame\n<!-- generated:b end -->\n"
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blocks := map[string]string{"a": "new", "b": "same"}
+	err := docgen.Check(path, blocks, false)
+	if !errors.Is(err, docgen.ErrStale) || !strings.Contains(err.Error(), "make docs") || !strings.Contains(err.Error(), "old") {
+		t.Fatalf("stale page: err=%v, want ErrStale naming make docs and the old text", err)
+	}
+	if err := docgen.Check(path, blocks, true); err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	if err := docgen.Check(path, blocks, false); err != nil {
+		t.Fatalf("after update: %v", err)
+	}
+	data, _ := os.ReadFile(path)
+	if want := "# P\n<!-- generated:a begin -->\n\nnew\n\n<!-- generated:a end -->\nprose\n<!-- generated:b begin -->\nsame\n<!-- generated:b end -->\n"; string(data) != want {
+		t.Fatalf("page=%q, want %q", data, want)
+	}
+	if err := docgen.Check(path, map[string]string{"c": "x"}, true); !errors.Is(err, docgen.ErrNoMarkers) {
+		t.Fatalf("missing block: err=%v, want ErrNoMarkers", err)
+	}
+}
+
+func TestBlock(t *testing.T) {
+	got, err := docgen.Block("x\n<!-- generated:t begin -->\n\n body \n<!-- generated:t end -->", "t")
+	if err != nil || got != "body" {
+		t.Fatalf("Block=%q, %v; want body", got, err)
+	}
+	if _, err := docgen.Block("<!-- generated:t begin -->", "t"); !errors.Is(err, docgen.ErrUnclosed) {
+		t.Fatalf("unclosed: err=%v", err)
 	}
 }

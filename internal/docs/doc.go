@@ -1,6 +1,16 @@
 // Package docs holds the check that keeps README.md and docs/*.md true to the
 // code: every `make` target, `--flag` and environment variable they name in code
 // spans must exist, and every relative link (with its #anchor) must resolve.
+// The values a page states must be the repository's: a variable's default in a
+// table row (| `WAIT_TIMEOUT` | `300` |) is checked against the Makefile and
+// docker-compose.yml, and a number given for a flag (`--drain` (2 s), or the
+// cell after it in a table) against the flag's default in the generated tables
+// of docs/configuration.md, which each program's TestDocs keeps equal to its
+// code.
+//
+// Comments and messages in code, compose files, spicepods, scripts and the
+// Makefile that cite a page, and a section after a comma
+// (`docs/operations.md, Limits`), must cite a heading that exists.
 // It has no code of its own; `go test ./internal/docs/` (part of `make test`)
 // runs the check.
 //

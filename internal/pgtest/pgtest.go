@@ -98,7 +98,7 @@ type Postgres struct {
 
 // Start starts a fresh Postgres for tb and returns it once it accepts
 // connections; the container is terminated when tb's test ends. It fails tb if
-// Docker is unreachable or the image is missing.
+// Docker is unreachable or the image is missing, and skips it under -short.
 func Start(tb testing.TB) *Postgres {
 	tb.Helper()
 	return startFor(tb, nil)
@@ -120,6 +120,8 @@ func StartTLS(tb testing.TB, t TLS) *Postgres {
 
 func startFor(tb testing.TB, t *TLS) *Postgres {
 	tb.Helper()
+	skipShort(tb)
+	ClearLibpqEnv()
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultStartTimeout)
 	defer cancel()
 	p, err := start(ctx, tclog.TestLogger(tb), t)
@@ -136,27 +138,9 @@ func startFor(tb testing.TB, t *TLS) *Postgres {
 	return p
 }
 
-// StartMain starts one Postgres for a whole test package, from TestMain. The
-// returned function terminates the container; call it after m.Run. On error
-// nothing is left running.
-// Main is a whole TestMain for a package whose tests share one Postgres: it starts
-// the container, stores it in *pg, runs the tests, terminates the container and
-// exits with the tests' code. Without Docker or the image it exits 1 saying why.
-//
-//	var pg *pgtest.Postgres
-//	func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
-func Main(m *testing.M, pg **Postgres) {
-	p, stop, err := StartMain()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	*pg = p
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
-
+// StartMain starts one Postgres for a whole test package and returns it with
+// the function that terminates it. On error nothing is left running. Shared
+// builds on it; call it directly for a lifetime Shared does not fit.
 func StartMain() (*Postgres, func(), error) {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultStartTimeout)
 	defer cancel()

@@ -3,6 +3,8 @@ package pgtest_test
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -13,9 +15,10 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/pgtest"
 )
 
-var pg *pgtest.Postgres
+// shared is the package's Postgres, started by the first test that needs it.
+var shared pgtest.Shared
 
-func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
+func TestMain(m *testing.M) { shared.Main(m) }
 
 func MustConnect(tb testing.TB, dsn string) *pgx.Conn {
 	tb.Helper()
@@ -29,8 +32,9 @@ func MustConnect(tb testing.TB, dsn string) *pgx.Conn {
 	return conn
 }
 
-func TestStartMain(t *testing.T) {
+func TestShared(t *testing.T) {
 	ctx := t.Context()
+	pg := shared.Get(t)
 	conn := MustConnect(t, pg.DSN)
 
 	var n int
@@ -63,7 +67,7 @@ func TestStartMain(t *testing.T) {
 // Postgres connector does, and creates a pgoutput slot.
 func TestReplication(t *testing.T) {
 	ctx := t.Context()
-	dsn := pg.NewDatabase(t)
+	dsn := shared.NewDatabase(t)
 	conn, err := pgconn.Connect(ctx, dsn+"&replication=database")
 	if err != nil {
 		t.Fatalf("replication connection: %v", err)
@@ -89,7 +93,7 @@ func TestReplication(t *testing.T) {
 
 func TestNewDatabase(t *testing.T) {
 	ctx := t.Context()
-	a, b := pg.NewDatabase(t), pg.NewDatabase(t)
+	a, b := shared.NewDatabase(t), shared.NewDatabase(t)
 	if a == b {
 		t.Fatalf("NewDatabase returned %s twice", a)
 	}
@@ -111,7 +115,7 @@ func TestNewDatabase(t *testing.T) {
 func TestNewDatabase_Dropped(t *testing.T) {
 	var name string
 	t.Run("use", func(t *testing.T) {
-		dsn := pg.NewDatabase(t)
+		dsn := shared.NewDatabase(t)
 		conn := MustConnect(t, dsn)
 		if err := conn.QueryRow(t.Context(), "SELECT current_database()").Scan(&name); err != nil {
 			t.Fatal(err)
@@ -122,7 +126,7 @@ func TestNewDatabase_Dropped(t *testing.T) {
 		}
 	})
 	var n int
-	err := MustConnect(t, pg.DSN).QueryRow(t.Context(),
+	err := MustConnect(t, shared.Get(t).DSN).QueryRow(t.Context(),
 		"SELECT count(*) FROM pg_database WHERE datname = $1", name).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
@@ -169,6 +173,9 @@ func TestStopStart(t *testing.T) {
 }
 
 func TestImageNotFound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("asks Docker: skipped under -short")
+	}
 	t.Setenv("POSTGRES_IMAGE", "cqrs-postgres:no-such-tag")
 	_, _, err := pgtest.StartMain()
 	var notFound *pgtest.ImageNotFoundError
@@ -184,3 +191,25 @@ func TestImageNotFound(t *testing.T) {
 		t.Fatalf("message=%q, want %q", got, want)
 	}
 }
+
+// TestLibpqEnvCleared runs this test binary again with libpq's variables set,
+// as a psql user's shell has them: Main clears them before any test runs.
+func TestLibpqEnvCleared(t *testing.T) {
+	if os.Getenv(helperEnv) != "" {
+		for _, name := range []string{"PGPASSWORD", "PGHOST", "PGUSER", "PGSSLMODE"} {
+			if v, ok := os.LookupEnv(name); ok {
+				t.Fatalf("%s=%q in the test process, want it cleared", name, v)
+			}
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLibpqEnvCleared$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperEnv+"=1",
+		"PGPASSWORD=wrong", "PGHOST=nowhere.invalid", "PGUSER=nobody", "PGSSLMODE=verify-full")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("test binary with PG* set: %v\n%s", err, out)
+	}
+}
+
+// helperEnv makes the test binary check its own environment (TestLibpqEnvCleared).
+const helperEnv = "CQRS_PGTEST_HELPER"

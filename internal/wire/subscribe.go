@@ -15,7 +15,9 @@ import (
 //
 // Request. The client opens DoExchange and sends one FlightData whose
 // flight_descriptor is a CMD descriptor holding an encoded SubscribeRequest,
-// {"subscribe": "<dataset or view>"}, then may close its side. A server without
+// {"subscribe": "<dataset or view>"} (with "since": "<position>" when its rows
+// already reflect a position: the snapshot is then at or past it), then may
+// close its side. A server without
 // subscriptions answers Unimplemented (arrow-go's default for DoExchange); the
 // client then falls back to spice.watch and full reads.
 //
@@ -58,12 +60,29 @@ const (
 // SubscribeRequest is the command of a subscription's DoExchange descriptor.
 type SubscribeRequest struct {
 	// Subscribe names the dataset or view, as the upstream's catalog does.
-	Subscribe string `json:"subscribe"`
+	Subscribe string
+	// Since, when set, is the position the subscriber's rows already reflect:
+	// the upstream answers with a snapshot at or past it (waiting, bounded,
+	// until its own position gets there), so that a subscriber that subscribes
+	// again, to a restarted upstream or to another replica of it, never goes
+	// back in the source's history.
+	Since position.LSN
 }
 
-// Encode returns the descriptor's command: {"subscribe":"<name>"}.
+// subscribeJSON is SubscribeRequest as JSON.
+type subscribeJSON struct {
+	Subscribe string `json:"subscribe"`
+	Since     string `json:"since,omitempty"`
+}
+
+// Encode returns the descriptor's command: {"subscribe":"<name>"}, with
+// "since":"<position>" when set.
 func (r SubscribeRequest) Encode() []byte {
-	b, _ := json.Marshal(r) // a struct of one string cannot fail
+	j := subscribeJSON{Subscribe: r.Subscribe}
+	if r.Since != 0 {
+		j.Since = r.Since.String()
+	}
+	b, _ := json.Marshal(j) // strings cannot fail
 	return b
 }
 
@@ -76,11 +95,19 @@ func IsSubscribeRequest(cmd []byte) bool {
 // DecodeSubscribeRequest reads a descriptor's command. The error quotes it and
 // shows the expected form.
 func DecodeSubscribeRequest(cmd []byte) (SubscribeRequest, error) {
-	var r SubscribeRequest
+	var j subscribeJSON
 	dec := json.NewDecoder(bytes.NewReader(cmd))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil || strings.TrimSpace(r.Subscribe) == "" {
-		return SubscribeRequest{}, fmt.Errorf(`subscription command %q: want JSON like {"subscribe": "rankings"}`, truncate(cmd, 200))
+	if err := dec.Decode(&j); err != nil || strings.TrimSpace(j.Subscribe) == "" {
+		return SubscribeRequest{}, fmt.Errorf(`subscription command %q: want JSON like {"subscribe": "rankings"} or {"subscribe": "rankings", "since": "0/16B3748"}`, truncate(cmd, 200))
+	}
+	r := SubscribeRequest{Subscribe: j.Subscribe}
+	if j.Since != "" {
+		pos, err := position.Parse(j.Since)
+		if err != nil {
+			return SubscribeRequest{}, fmt.Errorf(`subscription command %q: since: %w; want JSON like {"subscribe": "rankings"} or {"subscribe": "rankings", "since": "0/16B3748"}`, truncate(cmd, 200), err)
+		}
+		r.Since = pos
 	}
 	return r, nil
 }

@@ -5,17 +5,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 func TestSubscribeRequest(t *testing.T) {
 	for _, tc := range []struct {
-		cmd     string
-		want    string
-		wantErr bool
+		cmd       string
+		want      string
+		wantSince position.LSN
+		wantErr   bool
 	}{
 		{cmd: `{"subscribe":"rankings"}`, want: "rankings"},
 		{cmd: ` {"subscribe": "public.rankings"} `, want: "public.rankings"},
+		{cmd: `{"subscribe":"rankings","since":"0/16B3748"}`, want: "rankings", wantSince: 0x16B3748},
+		{cmd: `{"subscribe":"rankings","since":"soon"}`, wantErr: true},
 		{cmd: `{"subscribe":""}`, wantErr: true},
 		{cmd: `{"subscrbe":"rankings"}`, wantErr: true},
 		{cmd: `{}`, wantErr: true},
@@ -31,8 +35,8 @@ func TestSubscribeRequest(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got.Subscribe != tc.want {
-			t.Errorf("decode %q = %+v, %v; want %q", tc.cmd, got, err, tc.want)
+		if err != nil || got.Subscribe != tc.want || got.Since != tc.wantSince {
+			t.Errorf("decode %q = %+v, %v; want %q since %s", tc.cmd, got, err, tc.want, tc.wantSince)
 		}
 	}
 	for _, cmd := range []string{"select 1", "", "\n\x12"} {
@@ -42,6 +46,10 @@ func TestSubscribeRequest(t *testing.T) {
 	}
 	r := wire.SubscribeRequest{Subscribe: "rankings"}
 	if got, want := string(r.Encode()), `{"subscribe":"rankings"}`; got != want {
+		t.Errorf("encode = %s, want %s", got, want)
+	}
+	r.Since = 0x16B3748
+	if got, want := string(r.Encode()), `{"subscribe":"rankings","since":"0/16B3748"}`; got != want {
 		t.Errorf("encode = %s, want %s", got, want)
 	}
 }

@@ -94,6 +94,7 @@ func newFixture(tb testing.TB) *fixture {
 		reader(func(ctx context.Context, r ranking.Request) (ranking.Result, error) { return f.materialized(ctx, r) }),
 	)
 	f.server.Logger = slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	f.server.AllowedHosts = []string{"example.com"} // httptest.NewRequest's host
 	return f
 }
 

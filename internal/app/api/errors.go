@@ -62,7 +62,7 @@ func statusOf(err error) int {
 		return http.StatusForbidden
 	case errors.Is(err, errSlowBody):
 		return http.StatusRequestTimeout
-	case errors.Is(err, orders.ErrInvalid), errors.Is(err, orders.ErrUnknownProduct):
+	case errors.Is(err, orders.ErrInvalid), errors.Is(err, orders.ErrUnknownProduct), errors.Is(err, ranking.ErrAhead):
 		return http.StatusUnprocessableEntity
 	case errors.Is(err, orders.ErrNoProducts):
 		return http.StatusConflict

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
@@ -26,7 +27,55 @@ const (
 	logClient    = "client"
 	logRequestID = "request_id"
 	logError     = logging.ErrorKey
+	// logSkipped counts the like answers left out of the log since the line
+	// before.
+	logSkipped = "skipped"
 )
+
+// dependencyLogInterval is the least time between two lines about the same
+// path and dependency status (502, 503, 504).
+const dependencyLogInterval = 10 * time.Second
+
+// lineLimiter lets one log line through per key and interval and counts the
+// rest. It remembers at most maxKeys keys (the api's paths are few).
+type lineLimiter struct {
+	mu   sync.Mutex
+	keys map[lineKey]*lineState
+}
+
+type lineKey struct {
+	path   string
+	status int
+}
+
+type lineState struct {
+	last    time.Time
+	skipped int
+}
+
+const maxKeys = 256
+
+// allow reports whether a line about path and status may be written at now,
+// and how many were left out before it.
+func (l *lineLimiter) allow(path string, status int, now time.Time) (skipped int, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := lineKey{path, status}
+	st := l.keys[k]
+	if st == nil {
+		if l.keys == nil || len(l.keys) >= maxKeys {
+			l.keys = map[lineKey]*lineState{}
+		}
+		st = &lineState{}
+		l.keys[k] = st
+	}
+	if !st.last.IsZero() && now.Sub(st.last) < dependencyLogInterval {
+		st.skipped++
+		return 0, false
+	}
+	skipped, st.last, st.skipped = st.skipped, now, 0
+	return skipped, true
+}
 
 // logEntry carries what a handler wants in the request's log line: the error
 // behind a 5xx answer.
@@ -46,10 +95,13 @@ func clientIPMiddleware(prefixes []string) (func(http.Handler) http.Handler, err
 	return middleware.ClientIPFromXFF(prefixes...), nil
 }
 
-// logRequests writes one line per request: 5xx at error level with the error
-// behind it, everything else at debug, which load tests leave switched off.
-// clientIP (clientIPMiddleware's) names the client in the line; it runs only
-// for a request that is logged.
+// logRequests writes one line per request: 500 at error level with the error
+// behind it; 502, 503 and 504, which say a dependency failed or was slow, at
+// warn level and at most one line per path and status every
+// dependencyLogInterval, counting the ones left out (anyone can cause them, by
+// reading while a runtime is down); everything else at debug, which load
+// tests leave switched off. clientIP (clientIPMiddleware's) names the client
+// in the line; it runs only for a request that is logged.
 func (s *Server) logRequests(clientIP func(http.Handler) http.Handler) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler { return s.logRequestsTo(next, clientIP) }
 }
@@ -68,7 +120,15 @@ func (s *Server) logRequestsTo(next http.Handler, clientIP func(http.Handler) ht
 			status = http.StatusOK
 		}
 		level := slog.LevelDebug
-		if status >= 500 {
+		var skipped int
+		switch {
+		case status >= 502 && status <= 504:
+			level = slog.LevelWarn
+			var ok bool
+			if skipped, ok = s.depLog.allow(r.URL.Path, status, start); !ok {
+				return
+			}
+		case status >= 500:
 			level = slog.LevelError
 		}
 		log := s.logger()
@@ -86,6 +146,9 @@ func (s *Server) logRequestsTo(next http.Handler, clientIP func(http.Handler) ht
 		}
 		if entry.err != nil {
 			attrs = append(attrs, slog.String(logError, entry.err.Error()))
+		}
+		if skipped > 0 {
+			attrs = append(attrs, slog.Int(logSkipped, skipped))
 		}
 		log.LogAttrs(ctx, level, "request", attrs...)
 	})

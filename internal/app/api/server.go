@@ -80,15 +80,22 @@ type Server struct {
 	// timeout (its event stream lasts while the page is open); GET / then sends
 	// browsers there. Nil: no page, and / answers with the list of endpoints.
 	Live http.Handler
+	// ConnContext, when set, is the HTTP server's ConnContext hook (the live
+	// page's, which bounds its event streams' send buffers).
+	ConnContext func(ctx context.Context, c net.Conn) context.Context
+	// AllowedHosts are the host names a browser may reach the api by, besides
+	// IP addresses and localhost (see guard.go); empty: none.
+	AllowedHosts []string
 	// Logger receives the request log; nil means slog.Default().
 	Logger *slog.Logger
 
 	orders                              OrderStore
 	postgres, accelerated, materialized RankingReader
 
-	ln  net.Listener
-	srv *http.Server
-	wg  sync.WaitGroup
+	ln     net.Listener
+	srv    *http.Server
+	wg     sync.WaitGroup
+	depLog lineLimiter // the log lines of 502, 503 and 504
 }
 
 // NewServer returns a Server for the store that takes orders and the three readers
@@ -122,6 +129,7 @@ func (s *Server) Open() error {
 		WriteTimeout: s.requestTimeout() + 5*time.Second,
 		IdleTimeout:  DefaultIdleTimeout,
 		ErrorLog:     slog.NewLogLogger(s.logger().Handler(), slog.LevelWarn),
+		ConnContext:  s.ConnContext,
 	}
 	s.wg.Add(1)
 	go func() {
@@ -191,7 +199,7 @@ func (s *Server) handler() (h http.Handler, err error) {
 		return nil, err
 	}
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, s.logRequests(clientIP), s.recoverPanics, s.crossOrigin(), middleware.GetHead)
+	r.Use(middleware.RequestID, s.logRequests(clientIP), s.recoverPanics, s.browserHost, s.crossOrigin(), middleware.GetHead)
 	if s.Live != nil {
 		r.Handle("/live", s.Live)
 		r.Handle("/live/*", s.Live)

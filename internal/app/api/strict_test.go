@@ -14,8 +14,9 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/position"
 )
 
-// strictOrderCases are issue 10's findings 6 and 11 and their neighbours:
-// what POST /orders accepts from whom. FuzzParseOrder starts from their bodies.
+// strictOrderCases are what POST /orders accepts from whom: content types,
+// cross-site writes, duplicate keys and their neighbours. FuzzParseOrder starts
+// from their bodies.
 var strictOrderCases = []struct {
 	name     string
 	body     string
@@ -112,8 +113,8 @@ func TestCreateOrder_WriteKey(t *testing.T) {
 	}
 }
 
-// TestCreateOrder_SlowBodyIsCutOff is finding 8: clients that trickle a body
-// must not hold their connections. Each client sends its headers and one byte
+// TestCreateOrder_SlowBodyIsCutOff: clients that trickle a body must not hold
+// their connections. Each client sends its headers and one byte
 // of a 40-byte body, then nothing; the server must answer 408 and close.
 func TestCreateOrder_SlowBodyIsCutOff(t *testing.T) {
 	f := newFixture(t)

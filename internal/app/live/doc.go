@@ -9,9 +9,15 @@
 //
 // One Hub samples the three paths for every viewer at once: every Interval,
 // and at once after an order is posted. It reads nothing while nobody watches.
-// A viewer that cannot keep up (its buffer of Buffer events is full) is
-// disconnected; the browser's EventSource reconnects and starts afresh, so the
-// loop never waits for a viewer.
+// A viewer that cannot keep up (its buffer of Buffer events is full, or a write
+// takes longer than WriteTimeout) is disconnected; the browser's EventSource
+// reconnects and starts afresh, so the loop never waits for a viewer. The
+// stream needs no credentials, so it is bounded: at most MaxViewers at once
+// (503 past it), and, when the server's ConnContext is this package's, a
+// socket send buffer of SendBuffer bytes, so that a viewer that stops reading
+// blocks its writes, and is dropped, after little is queued for it. Ticks
+// carry SSE ids; a reconnecting browser's Last-Event-ID makes its hello say
+// how many ticks it missed.
 //
 // Writes are seen through Orders, which wraps the api's order store: after each
 // order the hub reads each runtime once with the order's position as the

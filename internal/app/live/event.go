@@ -15,6 +15,11 @@ type Hello struct {
 	Paths    []PathInfo `json:"paths"`
 	WriteKey bool       `json:"write_key"`
 	Writes   []Write    `json:"writes"`
+	// MaxViewers is how many pages the api serves at once.
+	MaxViewers int `json:"max_viewers"`
+	// Missed, for a browser that reconnects, is how many ticks were taken
+	// since the last one it saw; absent for a new viewer.
+	Missed *uint64 `json:"missed,omitempty"`
 }
 
 // PathInfo names a path.

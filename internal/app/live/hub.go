@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,6 +77,12 @@ type Hub struct {
 	// WriteTimeout bounds writing one event to a viewer, which is
 	// disconnected when it takes longer; DefaultWriteTimeout when zero.
 	WriteTimeout time.Duration
+	// MaxViewers bounds the viewers connected at once; /live/events answers
+	// 503 past it. DefaultMaxViewers when zero.
+	MaxViewers int
+	// SendBuffer is an event stream's socket send buffer, in bytes, where the
+	// server's ConnContext is this package's; DefaultSendBuffer when zero.
+	SendBuffer int
 	// WriteKey tells the page that POST /orders needs a key (the key itself is
 	// never sent to the page).
 	WriteKey bool
@@ -100,7 +107,12 @@ type Hub struct {
 	wg       sync.WaitGroup
 	ticks    atomic.Uint64
 	followed atomic.Uint64
+	sent     atomic.Uint64 // bytes written to viewers
+	dropped  atomic.Uint64 // viewers dropped for falling behind
 }
+
+// errFull refuses a viewer past MaxViewers.
+var errFull = errors.New("too many viewers")
 
 // NewHub returns a hub over the paths, Postgres first: its position is the head
 // that the others' lag is measured against.
@@ -123,6 +135,8 @@ func (h *Hub) Open() error {
 	h.ReadTimeout = orDefault(h.ReadTimeout, DefaultReadTimeout)
 	h.ProbeTimeout = orDefault(h.ProbeTimeout, DefaultProbeTimeout)
 	h.WriteTimeout = orDefault(h.WriteTimeout, DefaultWriteTimeout)
+	h.MaxViewers = orDefault(h.MaxViewers, DefaultMaxViewers)
+	h.SendBuffer = orDefault(h.SendBuffer, DefaultSendBuffer)
 	h.Buffer = orDefault(h.Buffer, DefaultBuffer)
 	h.MaxProbes = orDefault(h.MaxProbes, DefaultMaxProbes)
 	h.writes.keep = orDefault(h.KeepWrites, DefaultKeepWrites)
@@ -161,26 +175,41 @@ func (h *Hub) Close() error {
 // Viewers returns how many viewers are connected.
 func (h *Hub) Viewers() int { return int(h.nviewer.Load()) }
 
+// Dropped returns how many viewers were disconnected for falling behind.
+func (h *Hub) Dropped() uint64 { return h.dropped.Load() }
+
+// SentBytes returns the bytes written to viewers.
+func (h *Hub) SentBytes() uint64 { return h.sent.Load() }
+
 // Ticks returns how many samples the hub has taken.
 func (h *Hub) Ticks() uint64 { return h.ticks.Load() }
 
-// viewer is one connected page: the frames waiting for it, and gone, closed
-// when the hub drops it.
+// viewer is one connected page: the frames waiting for it, gone, closed when
+// the hub drops it, and cut, which ends a write to it in progress.
 type viewer struct {
 	frames chan []byte
 	gone   chan struct{}
+	cut    func()
 }
 
-// join registers a viewer; its first frame is the hello (the recent writes and
-// the paths), then the last tick if there is one.
-func (h *Hub) join() (*viewer, error) {
-	hello, err := h.hello()
+// join registers a viewer, or fails with errFull past MaxViewers; its first
+// frame is the hello (the recent writes, the paths, and the ticks missed
+// since lastSeen when it reconnects), then the last tick if there is one.
+func (h *Hub) join(lastSeen uint64, cut func()) (*viewer, error) {
+	if h.nviewer.Load() >= int32(h.MaxViewers) {
+		return nil, errFull
+	}
+	hello, err := h.hello(lastSeen)
 	if err != nil {
 		return nil, err
 	}
-	v := &viewer{frames: make(chan []byte, h.Buffer+2), gone: make(chan struct{})}
+	v := &viewer{frames: make(chan []byte, h.Buffer+2), gone: make(chan struct{}), cut: cut}
 	v.frames <- hello
 	h.mu.Lock()
+	if len(h.viewers) >= h.MaxViewers {
+		h.mu.Unlock()
+		return nil, errFull
+	}
 	if h.last != nil {
 		v.frames <- h.last
 	}
@@ -207,6 +236,9 @@ func (h *Hub) dropLocked(v *viewer) {
 	}
 	delete(h.viewers, v)
 	close(v.gone)
+	if v.cut != nil {
+		v.cut() // a write blocked on a full socket ends now
+	}
 	h.nviewer.Store(int32(len(h.viewers)))
 }
 
@@ -221,6 +253,7 @@ func (h *Hub) broadcast(frame []byte) {
 		case v.frames <- frame:
 		default:
 			h.Logger.Debug("live viewer too slow: disconnected", "buffer", h.Buffer)
+			h.dropped.Add(1)
 			h.dropLocked(v)
 		}
 	}
@@ -272,7 +305,7 @@ func (h *Hub) Poke() {
 
 func (h *Hub) tick() {
 	ev := h.sample(h.ctx)
-	frame, err := sseFrame("tick", ev)
+	frame, err := sseFrame("tick", ev.Seq, ev)
 	if err != nil {
 		h.Logger.Error("live: encode tick", "error", err)
 		return
@@ -281,22 +314,34 @@ func (h *Hub) tick() {
 	h.broadcast(frame)
 }
 
-// hello is the frame a new viewer starts with.
-func (h *Hub) hello() ([]byte, error) {
-	hello := Hello{WriteKey: h.WriteKey, Writes: h.writes.all()}
+// hello is the frame a new viewer starts with; lastSeen is the last tick a
+// reconnecting viewer saw (0: a new one).
+func (h *Hub) hello(lastSeen uint64) ([]byte, error) {
+	hello := Hello{WriteKey: h.WriteKey, Writes: h.writes.all(), MaxViewers: h.MaxViewers}
 	for _, p := range h.paths {
 		hello.Paths = append(hello.Paths, PathInfo{Name: p.Name, Title: p.title()})
 	}
-	return sseFrame("hello", hello)
+	if seq := h.seq.Load(); lastSeen > 0 && seq >= lastSeen {
+		missed := seq - lastSeen
+		hello.Missed = &missed
+	}
+	return sseFrame("hello", 0, hello)
 }
 
-// sseFrame encodes v as one server-sent event named name.
-func sseFrame(name string, v any) ([]byte, error) {
+// sseFrame encodes v as one server-sent event named name, with id when it is
+// not 0 (the browser sends the last one back as Last-Event-ID when it
+// reconnects).
+func sseFrame(name string, id uint64, v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(b)+len(name)+16)
+	out := make([]byte, 0, len(b)+len(name)+40)
+	if id != 0 {
+		out = append(out, "id: "...)
+		out = strconv.AppendUint(out, id, 10)
+		out = append(out, '\n')
+	}
 	out = append(out, "event: "...)
 	out = append(out, name...)
 	out = append(out, "\ndata: "...)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,9 @@ func MustHub(tb testing.TB, h *live.Hub) *httptest.Server {
 	if err := h.Open(); err != nil {
 		tb.Fatal(err)
 	}
-	srv := httptest.NewServer(h.Handler())
+	srv := httptest.NewUnstartedServer(h.Handler())
+	srv.Config.ConnContext = live.ConnContext // as the api's server does
+	srv.Start()
 	tb.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -234,6 +237,96 @@ func TestEvents_SlowViewerIsDropped(t *testing.T) {
 	for tick.Seq <= before {
 		fast.next(t, "tick", &tick)
 	}
+}
+
+// A viewer that reads its first bytes and then stops (a stalled tab, a
+// hostile client) with the kernel's default buffers is dropped before the api
+// has written much to it: the kernel does not grow the stream's send buffer
+// to megabytes.
+func TestEvents_StalledViewerIsDroppedEarly(t *testing.T) {
+	tick := []ranking.Row{{Name: strings.Repeat("x", 4<<10), Count: 1}} // 4 KiB per tick
+	h := live.NewHub(live.Path{Name: live.PathPostgres, Reader: at(0x10, nil, tick...)})
+	h.Interval = 2 * time.Millisecond
+	srv := MustHub(t, h)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /live/events HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Read(make([]byte, 4096)); err != nil { // the headers and the hello begin
+		t.Fatal(err)
+	}
+	waitFor(t, "the stalled viewer to be dropped", func() bool { return h.Viewers() == 0 })
+	if got, limit := h.SentBytes(), uint64(1<<20); got > limit {
+		t.Fatalf("the api wrote %d bytes to a viewer that stopped reading before dropping it, want at most %d", got, limit)
+	}
+	if got := h.Dropped(); got != 1 {
+		t.Fatalf("dropped %d viewers for falling behind, want 1", got)
+	}
+}
+
+// Past MaxViewers a new viewer gets 503 with Retry-After and a message, and
+// is let in once a place is free.
+func TestEvents_ViewersAreCapped(t *testing.T) {
+	h := threePaths(nil)
+	h.MaxViewers = 2
+	srv := MustHub(t, h)
+	ctx, cancel := context.WithCancel(t.Context())
+	MustConnect(t, ctx, srv.URL)
+	MustConnect(t, t.Context(), srv.URL)
+	resp, err := http.Get(srv.URL + "/live/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Fatal("third viewer: 200, want 503")
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "API_LIVE_MAX_VIEWERS") {
+		t.Fatalf("third viewer: %s Retry-After=%q %q, want 503 naming API_LIVE_MAX_VIEWERS", resp.Status, resp.Header.Get("Retry-After"), body)
+	}
+	cancel()
+	waitFor(t, "a place to free", func() bool { return h.Viewers() == 1 })
+	MustConnect(t, t.Context(), srv.URL)
+}
+
+// A browser that reconnects sends the last tick it saw; its hello says how
+// many it missed.
+func TestEvents_ReconnectSaysWhatWasMissed(t *testing.T) {
+	h := threePaths(nil)
+	srv := MustHub(t, h)
+	var tick live.Tick
+	MustConnect(t, t.Context(), srv.URL).next(t, "tick", &tick)
+	waitFor(t, "more ticks", func() bool { return h.Ticks() >= tick.Seq+5 })
+
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/live/events", nil)
+	req.Header.Set("Last-Event-ID", strconv.FormatUint(tick.Seq, 10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var hello live.Hello
+		if err := json.Unmarshal([]byte(data), &hello); err != nil {
+			t.Fatal(err)
+		}
+		if hello.Missed == nil || *hello.Missed < 5 {
+			t.Fatalf("hello after reconnecting: missed=%v, want at least 5", hello.Missed)
+		}
+		return
+	}
+	t.Fatalf("no hello: %v", sc.Err())
 }
 
 func TestEvents_DisconnectCleansUpAndTheLoopRests(t *testing.T) {

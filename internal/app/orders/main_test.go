@@ -16,9 +16,10 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/position"
 )
 
-var pg *pgtest.Postgres
+// pg is the Postgres the package's tests share, started by the first that needs it.
+var pg pgtest.Shared
 
-func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
+func TestMain(m *testing.M) { pg.Main(m) }
 
 // initSQL is the repository's init.sql, which the stack applies to Postgres.
 func initSQL(tb testing.TB) string {

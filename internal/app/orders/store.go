@@ -427,6 +427,23 @@ func causeOf(err error) string {
 	return err.Error()
 }
 
+// Head reads Postgres's present position (pg_current_wal_lsn()): every token
+// this api has handed out is at or before it.
+func (s *Store) Head(ctx context.Context) (position.LSN, error) {
+	conn, err := s.acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Release()
+	ctx, cancel := context.WithTimeout(ctx, s.queryTimeout())
+	defer cancel()
+	lsn, err := readLSN(ctx, conn)
+	if err != nil {
+		return 0, s.wrap(ctx, "read postgres's position", err)
+	}
+	return lsn, nil
+}
+
 // Ping checks that Postgres answers, bounded like any call.
 func (s *Store) Ping(ctx context.Context) error {
 	conn, err := s.acquire(ctx)

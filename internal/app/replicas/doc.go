@@ -9,7 +9,9 @@
 // (ranking.ErrUnavailable: refused, reset, not ready, shutting down) is retried
 // on another replica, as reads are idempotent. A replica that fails EjectAfter
 // reads in a row is left out for EjectFor, even while its health still says
-// SERVING (a hung process, a half-open connection).
+// SERVING (a hung process, a half-open connection). A read that arrives before
+// the first resolution has finished (a fresh api) waits for it, at most the
+// resolution's timeout, rather than fail for want of a replica.
 //
 // Reads that carry a minimum position (Spice-Min-Position) go first to replicas
 // whose last answer was already at or past it; when none is, a replica waits for

@@ -73,6 +73,10 @@ type Pool struct {
 	lastErr  error      // of the last resolution
 	next     atomic.Uint64
 
+	first     chan struct{} // closed when the first resolution has finished
+	firstOnce sync.Once
+	waiting   atomic.Int64 // reads waiting for the first resolution
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -82,7 +86,7 @@ type Pool struct {
 // makes the reader of one replica address. name says what the service is in
 // errors ("materialized runtime"). Call Open before use.
 func NewPool(name, target string, open func(addr string) (Reader, error)) *Pool {
-	return &Pool{name: name, target: target, open: open}
+	return &Pool{name: name, target: target, open: open, first: make(chan struct{})}
 }
 
 // Open resolves the replicas once, in the background, and keeps following them
@@ -169,8 +173,10 @@ func (p *Pool) follow() {
 
 // refresh resolves once and adds and retires replicas to match. A failed
 // resolution keeps the replicas known: DNS that answers nothing while every
-// replica restarts must not throw away their readers.
+// replica restarts must not throw away their readers. The first refresh, failed
+// or not, releases the reads waiting for it.
 func (p *Pool) refresh() {
+	defer p.firstOnce.Do(func() { close(p.first) })
 	ctx, cancel := context.WithTimeout(p.ctx, max(p.ResolveInterval, time.Second))
 	addrs, err := p.Resolve(ctx)
 	cancel()
@@ -188,7 +194,6 @@ func (p *Pool) refresh() {
 	addrs = slices.Compact(addrs)
 	var added, kept []*replica
 	p.mu.Lock()
-	p.resolved = true
 	old := p.replicas
 	p.mu.Unlock()
 	for _, addr := range addrs {
@@ -206,7 +211,7 @@ func (p *Pool) refresh() {
 	}
 	slices.SortFunc(kept, func(a, b *replica) int { return compare(a.addr, b.addr) })
 	p.mu.Lock()
-	p.replicas = kept
+	p.replicas, p.resolved = kept, true
 	p.mu.Unlock()
 	for _, r := range added {
 		p.Logger.Info("replica joined", "service", p.name, "addr", r.addr)

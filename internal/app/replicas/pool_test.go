@@ -162,6 +162,50 @@ func TestPool_NoReplica(t *testing.T) {
 	}
 }
 
+// A read that arrives before the pool's first resolution has finished waits
+// for it and is answered, instead of failing for want of a replica.
+func TestPool_FirstReadWaitsForResolution(t *testing.T) {
+	r := startRuntime(t, 100, nil)
+	called, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	p := replicas.NewPool("test runtime", "runtime:50051", func(addr string) (replicas.Reader, error) {
+		f := ranking.NewFlight("test runtime", addr, ranking.MaterializedQuery)
+		return f, f.Open()
+	})
+	p.Resolve = func(ctx context.Context) ([]string, error) {
+		once.Do(func() { close(called) })
+		select {
+		case <-release:
+			return []string{r.srv.Addr()}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	p.ResolveInterval = runtimetest.Timeout // the first resolution may block that long
+	if err := p.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	<-called
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Ranking(context.Background(), ranking.Request{})
+		done <- err
+	}()
+	waitFor(t, "the read to wait for the first resolution", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("read answered before the first resolution: %v", err)
+		default:
+		}
+		return replicas.Waiting(p) == 1
+	})
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("read after the first resolution: %v", err)
+	}
+}
+
 // A replica receives reads only once its health says SERVING.
 func TestPool_JoinsWhenServing(t *testing.T) {
 	var d dns

@@ -40,6 +40,7 @@ func (p *Pool) Ping(ctx context.Context) error {
 }
 
 func (p *Pool) do(ctx context.Context, minPos position.LSN, read func(context.Context, *replica) error) error {
+	p.awaitFirst(ctx)
 	order, err := p.pick(minPos)
 	if err != nil {
 		return err
@@ -63,6 +64,24 @@ func (p *Pool) do(ctx context.Context, minPos position.LSN, read func(context.Co
 	return &ranking.SourceError{Source: p.name, Addr: p.target, Kind: ranking.ErrUnavailable,
 		Detail: fmt.Sprintf("%d replicas failed in turn; the last: %v", len(errs), errs[len(errs)-1]),
 		Err:    errors.Join(errs...)}
+}
+
+// awaitFirst holds a read that arrives before the first resolution has
+// finished until it has, or until ctx ends: a fresh api's first reads go to the
+// replicas instead of failing for want of any. The wait is bounded by the
+// resolution's own timeout, max(ResolveInterval, 1 s).
+func (p *Pool) awaitFirst(ctx context.Context) {
+	select {
+	case <-p.first:
+		return
+	default:
+	}
+	p.waiting.Add(1)
+	defer p.waiting.Add(-1)
+	select {
+	case <-p.first:
+	case <-ctx.Done():
+	}
 }
 
 // pick orders the replicas for one read: usable ones first, in turn (round

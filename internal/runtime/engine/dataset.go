@@ -363,6 +363,11 @@ func (e *Engine) Apply(ctx context.Context, datasets []string, pos position.LSN,
 	}
 	e.afterChange(ctx)
 	if e.Metrics != nil {
+		kind := "position"
+		if fn != nil {
+			kind = "data"
+		}
+		e.Metrics.transactions.WithLabelValues(kind).Inc()
 		for _, name := range datasets {
 			e.Metrics.watermark.WithLabelValues(name).Set(float64(pos))
 			e.Metrics.setState(name, StateReady)

@@ -22,4 +22,11 @@
 // is not ready fails with a NotReadyError naming it, unless the dataset says
 // ready_state: on_registration, in which case the query reads the source meanwhile.
 // One failing dataset never blocks views or queries that do not read it.
+//
+// Admission. User queries run in bounded slots, in two lanes (see Admission):
+// heavy queries take at most half, a new query text runs in a light slot only
+// on trial, and a query that holds a light slot for LightBudget moves to the
+// heavy lane or is stopped and queued there, so the rankings keep answering
+// whatever ad-hoc queries arrive. The engine's own work does not pass through
+// admission.
 package engine

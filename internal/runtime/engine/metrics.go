@@ -24,6 +24,7 @@ type Metrics struct {
 	cacheMisses     prometheus.Counter
 	cacheBytes      prometheus.Gauge
 	cacheItems      prometheus.Gauge
+	transactions    *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -51,9 +52,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		cacheMisses:   prometheus.NewCounter(prometheus.CounterOpts{Name: "results_cache_misses", Help: "Results cache misses."}),
 		cacheBytes:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "results_cache_size_bytes", Help: "Bytes held by the results cache."}),
 		cacheItems:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "results_cache_items", Help: "Entries in the results cache."}),
+		transactions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "store_transactions_total",
+			Help: "Store transactions of change feeds: kind data applied changes, kind position only moved watermarks (heartbeats, progress)."}, []string{"kind"}),
 	}
 	reg.MustRegister(m.loadState, m.status, m.refreshErrors, m.lastRefresh, m.refreshDuration, m.rows, m.watermark,
-		m.queryDuration, m.queryFailures, m.cacheHits, m.cacheMisses, m.cacheBytes, m.cacheItems)
+		m.queryDuration, m.queryFailures, m.cacheHits, m.cacheMisses, m.cacheBytes, m.cacheItems, m.transactions)
 	return m
 }
 

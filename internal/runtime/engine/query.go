@@ -39,9 +39,32 @@ func (e *QueryError) Unwrap() error { return e.Err }
 // plan is what the engine keeps of a parsed query text.
 type plan struct {
 	names []string
-	// light: reads nothing but tables (see Admission); slow demotes it.
+	// light: reads nothing but tables (see Admission); cost then decides its
+	// lane.
 	light bool
-	slow  atomic.Bool
+	cost  atomic.Int32
+}
+
+// Costs of a text's last run, which decide its lane (see Admission).
+const (
+	costUnknown int32 = iota // never ran: on trial
+	costCheap                // ended within LightBudget
+	costSlow                 // ran longer, or was moved to the heavy lane
+)
+
+// laneOf is the lane a query of p starts in; shapeHeavy says that what it
+// reads makes it heavy whatever its text's history.
+func laneOf(p *plan, shapeHeavy bool) lane {
+	if shapeHeavy || !p.light {
+		return laneHeavy
+	}
+	switch p.cost.Load() {
+	case costCheap:
+		return laneLight
+	case costSlow:
+		return laneHeavy
+	}
+	return laneTrial
 }
 
 // Query answers q. The result carries the position it reflects and whether it came
@@ -82,16 +105,16 @@ func (e *Engine) Query(ctx context.Context, q Query) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	heavy := !p.light || p.slow.Load() || !known || len(federated) > 0 || len(deps) == 0
+	adm := admit{plan: p, heavy: !known || len(federated) > 0 || len(deps) == 0}
 	pos, versions, err := e.waitPosition(ctx, deps, q.MinPosition)
 	if err != nil {
 		return nil, err
 	}
 	cacheable := e.Cache != nil && !q.NoCache && len(federated) == 0
 	if cacheable {
-		return e.cached(ctx, q, heavy, cacheKey(q, versions), deps, pos)
+		return e.cached(ctx, q, adm, cacheKey(q, versions), deps, pos)
 	}
-	return e.execute(ctx, q, heavy, deps, federated, pos)
+	return e.execute(ctx, q, adm, deps, federated, pos)
 }
 
 // PlanBytes is the size of the parsed-query cache, texts included; it stays
@@ -109,13 +132,13 @@ func (e *Engine) maxQueryBytes() int {
 // query once: after a write invalidates an entry, a hundred readers of the same
 // query cost one execution, not a hundred. The cache holds its own reference to the
 // result, so every waiter takes its copy from there.
-func (e *Engine) cached(ctx context.Context, q Query, heavy bool, key string, deps []string, pos position.LSN) (*Result, error) {
+func (e *Engine) cached(ctx context.Context, q Query, adm admit, key string, deps []string, pos position.LSN) (*Result, error) {
 	if hit := e.Cache.Get(key); hit != nil {
 		hit.Position, hit.Cache = pos, CacheHit
 		return hit, nil
 	}
 	_, err, _ := e.inflight.Do(key, func() (any, error) {
-		res, err := e.execute(ctx, q, heavy, deps, nil, pos)
+		res, err := e.execute(ctx, q, adm, deps, nil, pos)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +157,7 @@ func (e *Engine) cached(ctx context.Context, q Query, heavy bool, key string, de
 		return res, nil
 	}
 	// Not cacheable after all (too large for the cache): run it for this caller.
-	res, err := e.execute(ctx, q, heavy, deps, nil, pos)
+	res, err := e.execute(ctx, q, adm, deps, nil, pos)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +166,7 @@ func (e *Engine) cached(ctx context.Context, q Query, heavy bool, key string, de
 }
 
 // execute runs q in the store, reading federated datasets from their sources.
-func (e *Engine) execute(ctx context.Context, q Query, heavy bool, deps, federated []string, pos position.LSN) (*Result, error) {
+func (e *Engine) execute(ctx context.Context, q Query, adm admit, deps, federated []string, pos position.LSN) (*Result, error) {
 	temp, err := e.readSources(ctx, federated)
 	if err != nil {
 		return nil, err
@@ -153,14 +176,14 @@ func (e *Engine) execute(ctx context.Context, q Query, heavy bool, deps, federat
 			rd.Release()
 		}
 	}()
-	res, err := e.run(ctx, heavy, StoreQuery{SQL: q.SQL, Args: q.Args, Temp: temp})
+	res, err := e.run(ctx, adm, StoreQuery{SQL: q.SQL, Args: q.Args, Temp: temp})
 	if err != nil {
 		return nil, err
 	}
 	if res.Rows == 0 && len(federated) == 0 {
 		if fb := e.zeroResultSources(deps); len(fb) > 0 {
 			res.Release()
-			return e.querySources(ctx, q, fb, pos)
+			return e.querySources(ctx, q, adm.plan, fb, pos)
 		}
 	}
 	res.Position, res.Cache = pos, CacheBypass
@@ -181,7 +204,7 @@ func (e *Engine) zeroResultSources(deps []string) []string {
 
 // querySources answers q with the named datasets read from their sources. The
 // answer reflects the sources' present, at least pos.
-func (e *Engine) querySources(ctx context.Context, q Query, names []string, pos position.LSN) (*Result, error) {
+func (e *Engine) querySources(ctx context.Context, q Query, p *plan, names []string, pos position.LSN) (*Result, error) {
 	temp, err := e.readSources(ctx, names)
 	if err != nil {
 		return nil, err
@@ -191,7 +214,7 @@ func (e *Engine) querySources(ctx context.Context, q Query, names []string, pos 
 			rd.Release()
 		}
 	}()
-	res, err := e.run(ctx, true, StoreQuery{SQL: q.SQL, Args: q.Args, Temp: temp})
+	res, err := e.run(ctx, admit{plan: p, heavy: true}, StoreQuery{SQL: q.SQL, Args: q.Args, Temp: temp})
 	if err != nil {
 		return nil, err
 	}
@@ -199,34 +222,78 @@ func (e *Engine) querySources(ctx context.Context, q Query, names []string, pos 
 	return res, nil
 }
 
-// run runs one store query in its admission lane. Errors about the query itself
-// become QueryErrors; limits (ErrResultTooLarge, ErrQueryTimeout, ErrBusy) and
-// context errors pass through for the servers to map.
-func (e *Engine) run(ctx context.Context, heavy bool, sq StoreQuery) (*Result, error) {
+// admit is what admission needs of a query: its text's plan, and whether what
+// it reads makes it heavy.
+type admit struct {
+	plan  *plan
+	heavy bool
+}
+
+// errLightBudget stops a query that outran LightBudget in a light slot while
+// the heavy lane was full; it runs again there.
+var errLightBudget = errors.New("ran past the light lane's budget")
+
+// run runs one store query in its admission lane, moving it to the heavy lane
+// when it outruns LightBudget in a light slot (see Admission). Errors about the
+// query itself become QueryErrors; limits (ErrResultTooLarge, ErrQueryTimeout,
+// ErrBusy) and context errors pass through for the servers to map.
+func (e *Engine) run(ctx context.Context, adm admit, sq StoreQuery) (*Result, error) {
 	sq.MaxBytes, sq.User = e.MaxResultBytes, true
-	release, err := e.Admission.acquire(ctx, heavy)
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	res, err := e.store.Query(ctx, sq)
-	release()
-	if !heavy && time.Since(start) > e.Admission.LightBudget {
-		if cached, ok := e.plans.Get(sq.SQL); ok {
-			cached.slow.Store(true)
-		}
-	}
-	if err != nil {
-		var qe *QueryError
-		switch {
-		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
-			errors.Is(err, ErrResultTooLarge), errors.Is(err, ErrQueryTimeout), errors.Is(err, ErrBusy),
-			errors.As(err, &qe):
+	ln := laneOf(adm.plan, adm.heavy)
+	for {
+		s, err := e.Admission.acquire(ctx, ln)
+		if err != nil {
 			return nil, err
 		}
-		return nil, &QueryError{Err: err}
+		res, stopped, err := e.runIn(ctx, s, adm, sq)
+		if stopped {
+			e.Admission.restarted.Add(1)
+			ln = laneHeavy
+			continue
+		}
+		if err != nil {
+			var qe *QueryError
+			switch {
+			case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+				errors.Is(err, ErrResultTooLarge), errors.Is(err, ErrQueryTimeout), errors.Is(err, ErrBusy),
+				errors.As(err, &qe):
+				return nil, err
+			}
+			return nil, &QueryError{Err: err}
+		}
+		return res, nil
 	}
-	return res, nil
+}
+
+// runIn runs sq holding s and records what the run cost. In a light slot a
+// timer watches the run: at LightBudget it moves the query to the heavy lane,
+// or stops it when the heavy lane is full (stopped: run it again there).
+func (e *Engine) runIn(ctx context.Context, s *slot, adm admit, sq StoreQuery) (res *Result, stopped bool, err error) {
+	defer s.release()
+	qctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if s.light() {
+		watch := time.AfterFunc(e.Admission.LightBudget, func() {
+			adm.plan.cost.Store(costSlow)
+			if !s.moveHeavy() {
+				cancel(errLightBudget)
+			}
+		})
+		defer watch.Stop()
+	}
+	start := time.Now()
+	res, err = e.store.Query(qctx, sq)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(qctx), errLightBudget) {
+		return nil, true, nil
+	}
+	if err == nil && !adm.heavy && adm.plan.light {
+		if time.Since(start) <= e.Admission.LightBudget {
+			adm.plan.cost.Store(costCheap)
+		} else {
+			adm.plan.cost.Store(costSlow)
+		}
+	}
+	return res, false, err
 }
 
 // planOf parses a query text, once per distinct text while it stays in the

@@ -119,7 +119,7 @@ datasets:
 
 // TestStatusWithoutAcceleration: a dataset without acceleration reads its source
 // on every query, so it is ready from the start; its status must not say it is
-// still initializing (it used to, forever).
+// still initializing.
 func TestStatusWithoutAcceleration(t *testing.T) {
 	mem := checkedMem(t)
 	products, _ := runtimetest.RecipeSources(t, mem, 100)

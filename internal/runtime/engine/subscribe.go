@@ -147,6 +147,16 @@ func (e *Engine) Subscriptions() []SubscriptionInfo {
 // it can; a query it cannot maintain so is computed again on every change of
 // its inputs, which the log and Mode say. The subscription ends when ctx does.
 func (e *Engine) Subscribe(ctx context.Context, name string) (*Subscription, error) {
+	return e.SubscribeSince(ctx, name, 0)
+}
+
+// SubscribeSince is Subscribe for a subscriber whose rows already reflect
+// since: the snapshot is at or past it. The engine waits, up to
+// MinPositionTimeout, for its inputs to get there (a subscriber that comes
+// back after this runtime restarted from an older stored position, or that
+// moves to a replica further behind, must not go back in the source's
+// history), and answers a PositionError otherwise.
+func (e *Engine) SubscribeSince(ctx context.Context, name string, since position.LSN) (*Subscription, error) {
 	mt, ok := e.store.(Maintainer)
 	if !ok {
 		return nil, fmt.Errorf("subscribe to %s: %w", name, ErrNotSubscribable)
@@ -154,6 +164,9 @@ func (e *Engine) Subscribe(ctx context.Context, name string) (*Subscription, err
 	key := strings.ToLower(name)
 	query, deps, err := e.subscribable(key)
 	if err != nil {
+		return nil, fmt.Errorf("subscribe to %s: %w", name, err)
+	}
+	if _, _, err := e.waitPosition(ctx, deps, since); err != nil {
 		return nil, fmt.Errorf("subscribe to %s: %w", name, err)
 	}
 	e.subs.mu.Lock()
@@ -194,6 +207,11 @@ func (e *Engine) Subscribe(ctx context.Context, name string) (*Subscription, err
 	} else if snap, err = q.m.Rows(ctx); err != nil {
 		return nil, fmt.Errorf("subscribe to %s: %w", name, err)
 	}
+	if q.pos < since { // a position read with the dataset's can only be as far
+		snap.Release()
+		e.dropUnsubscribedLocked(q)
+		return nil, fmt.Errorf("subscribe to %s: %w", name, &PositionError{Want: since, Have: q.pos, Dataset: key, Waited: "the subscription's start"})
+	}
 	snap.Position = q.pos
 	n := e.SubscriptionQueue
 	if n <= 0 {
@@ -213,6 +231,19 @@ func (e *Engine) Subscribe(ctx context.Context, name string) (*Subscription, err
 		}
 	}()
 	return s, nil
+}
+
+// dropUnsubscribedLocked stops maintaining q when nobody subscribes to it.
+// The caller holds e.subs.mu.
+func (e *Engine) dropUnsubscribedLocked(q *subQuery) {
+	if len(q.subs) > 0 || e.subs.queries[q.name] != q {
+		return
+	}
+	delete(e.subs.queries, q.name)
+	if err := q.m.Close(context.Background()); err != nil {
+		e.Logger.Warn("stop maintaining a subscribed query", "name", q.name, logging.ErrorKey, err)
+	}
+	e.subs.publishInfoLocked()
 }
 
 // subscribable returns the query a subscription to name maintains and what it

@@ -197,3 +197,45 @@ func TestSlowSubscriberIsCutOff(t *testing.T) {
 		t.Fatalf("%v orders, want 6: the writes went on", got)
 	}
 }
+
+// TestSubscribeSinceNeverGoesBack: a subscriber whose rows reflect a position
+// gets a snapshot at or past it, once this runtime gets there, and an error
+// saying how far behind it is until then; never an older snapshot.
+func TestSubscribeSinceNeverGoesBack(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	products, orders := runtimetest.RecipeSources(t, mem, 100)
+	e := runtimetest.NewEngine(t, runtimetest.RecipePod, map[string]engine.Source{"products": products, "orders": orders}, nil)
+	e.MinPositionTimeout = 50 * time.Millisecond
+	runtimetest.WaitReady(t, e)
+	ctx := testContext(t)
+
+	_, err := e.SubscribeSince(ctx, "rankings", 300)
+	var pe *engine.PositionError
+	if !errors.As(err, &pe) || pe.Want != 300 || pe.Have != 100 {
+		t.Fatalf("subscribe since 300 at 100: %v, want a PositionError (want 300, have 100)", err)
+	}
+	if got := e.Subscriptions(); len(got) != 0 {
+		t.Fatalf("a refused subscription left %v maintained", got)
+	}
+
+	e.MinPositionTimeout = runtimetest.Timeout
+	done := make(chan *engine.Subscription, 1)
+	go func() {
+		s, err := e.SubscribeSince(ctx, "rankings", 300)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- s
+	}()
+	insertOrders(t, e, mem, 200, `[{"id": 10, "product_id": 1, "count": 100}]`)
+	insertOrders(t, e, mem, 300, `[{"id": 11, "product_id": 2, "count": 5}]`)
+	s := <-done
+	if s == nil {
+		return
+	}
+	defer s.Close()
+	if s.Position < 300 {
+		t.Fatalf("snapshot at %s, want at least 300", s.Position)
+	}
+	s.Snapshot.Release()
+}

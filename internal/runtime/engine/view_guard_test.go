@@ -13,8 +13,8 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
 )
 
-// TestOpen_RefusesViewsThatAreNotOneSelect is issue 10's finding 7: a view
-// whose sql carries a second statement used to start and run it.
+// TestOpen_RefusesViewsThatAreNotOneSelect: a view whose sql carries a second
+// statement (a create, a write) stops the start instead of running it.
 func TestOpen_RefusesViewsThatAreNotOneSelect(t *testing.T) {
 	for _, tt := range []struct {
 		name, sql string

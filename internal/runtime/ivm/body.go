@@ -12,8 +12,6 @@ type Body struct {
 	// of the right side's columns they are compared with (the right
 	// arrangement is keyed by them).
 	RightKey []int
-
-	buf []byte
 }
 
 // Weighted is a row with a multiplicity: positive rows enter, negative leave.

@@ -3,6 +3,7 @@ package lru_test
 import (
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/lru"
@@ -51,20 +52,27 @@ func TestCacheRefusesEntryLargerThanAQuarter(t *testing.T) {
 	}
 }
 
+// TestCacheDropsExpiredEntries runs on synctest's clock, which moves only
+// when every goroutine of the test waits: each sleep passes exactly its time.
 func TestCacheDropsExpiredEntries(t *testing.T) {
-	var evicted []string
-	c := lru.New[int](1<<20, time.Nanosecond, func(k string, _ int) { evicted = append(evicted, k) })
-	c.Add("old", 1, 1)
-	time.Sleep(time.Millisecond)
-	c.Add("new", 1, 1) // sweeps
-	if len(evicted) == 0 || evicted[0] != "old" {
-		t.Fatalf("evicted=%v, want the expired entry swept", evicted)
-	}
-	time.Sleep(time.Millisecond)
-	if _, ok := c.Get("new"); ok {
-		t.Fatal("expired entry returned")
-	}
-	if got := c.Bytes(); got != 0 {
-		t.Fatalf("bytes=%d after every entry expired and was read, want 0", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var evicted []string
+		c := lru.New[int](1<<20, time.Second, func(k string, _ int) { evicted = append(evicted, k) })
+		c.Add("old", 1, 1)
+		time.Sleep(time.Second + 1)
+		c.Add("new", 1, 1) // sweeps
+		if len(evicted) == 0 || evicted[0] != "old" {
+			t.Fatalf("evicted=%v, want the expired entry swept", evicted)
+		}
+		if _, ok := c.Get("new"); !ok {
+			t.Fatal("an entry younger than its TTL is gone")
+		}
+		time.Sleep(time.Second + 1)
+		if _, ok := c.Get("new"); ok {
+			t.Fatal("expired entry returned")
+		}
+		if got := c.Bytes(); got != 0 {
+			t.Fatalf("bytes=%d after every entry expired and was read, want 0", got)
+		}
+	})
 }

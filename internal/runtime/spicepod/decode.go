@@ -14,11 +14,12 @@ import (
 // decoder walks the YAML node tree and collects every problem it meets, so a
 // user fixes a file in one pass instead of one error per start.
 type decoder struct {
-	file   string
-	dir    string
-	lookup func(string) (string, bool)
-	stores map[string]bool // secret store names a ${store:KEY} may use
-	errs   []*Error
+	file    string
+	dir     string
+	allowed []string // directories beyond dir that sql_ref may name
+	lookup  func(string) (string, bool)
+	stores  map[string]bool // secret store names a ${store:KEY} may use
+	errs    []*Error
 }
 
 func (d *decoder) fail(line int, comp, field, format string, args ...any) {

@@ -37,6 +37,11 @@
 // stores declared under secrets:, which must all be env stores. Tests pass a
 // map-backed lookup instead of touching the environment.
 //
+// Files a spicepod names (sql_ref here; file: datasets and duckdb_open in
+// their connectors, through Pod.Paths) must resolve, symlinks followed, into
+// the spicepod's directory or one of Options.AllowedDirs (the runtime's
+// --allowed-paths): see Paths.
+//
 // The package only reads and validates; it opens no connections and decides
 // nothing about which connectors exist or whether a connector can serve
 // refresh_mode: changes. Those checks belong to the binary and the engine. It

@@ -11,7 +11,7 @@ import (
 
 // FuzzParse feeds Parse arbitrary files: it must return a pod or an error
 // matching ErrInvalid, never panic, hang or exhaust the stack. Seeds are the
-// valid fixtures, the invalid ones and the hostile cases of issue 10.
+// valid fixtures, the invalid ones and the hostile documents of limits_test.go.
 // Run with `make fuzz` or `go test -fuzz=FuzzParse ./internal/runtime/spicepod/`.
 func FuzzParse(f *testing.F) {
 	for _, dir := range []string{"valid", "invalid"} {

@@ -54,9 +54,15 @@ func tooLarge(file string, size int64) error {
 
 // checkAliases walks the node tree following aliases, as the decoder will, and
 // refuses an alias that contains itself (which would recurse forever) and a
-// tree that expands to more than MaxNodes nodes. Expanded sizes are memoized
-// per node, so a bomb is measured in time linear in the file.
+// tree that expands to more than MaxNodes nodes: as too large a file when it
+// holds that many nodes as written, as an alias bomb when its aliases make it
+// so. Expanded sizes are memoized per node, so a bomb is measured in time
+// linear in the file.
 func checkAliases(root *yaml.Node) (line int, msg string) {
+	if n := writtenNodes(root, MaxNodes+1); n > MaxNodes {
+		return root.Line, fmt.Sprintf("the file holds more than %d YAML nodes (keys, values and list items); "+
+			"a spicepod holds configuration only, so check that the right file is named", MaxNodes)
+	}
 	const (
 		visiting = -1
 	)
@@ -96,6 +102,20 @@ func checkAliases(root *yaml.Node) (line int, msg string) {
 	}
 	size(root)
 	return line, msg
+}
+
+// writtenNodes counts the nodes of the tree as written, aliases not
+// followed, up to limit.
+func writtenNodes(root *yaml.Node, limit int) int {
+	n := 0
+	stack := []*yaml.Node{root}
+	for len(stack) > 0 && n < limit {
+		top := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n++
+		stack = append(stack, top.Content...)
+	}
+	return n
 }
 
 // shownKey is key as a message repeats it: cut to maxShownKey bytes.

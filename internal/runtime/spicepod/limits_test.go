@@ -42,8 +42,24 @@ func unknownKeys(n int) string {
 	return b.String()
 }
 
-// hostilePods are the inputs of issue 10's finding 4, and their neighbours.
-// FuzzParse starts from them too.
+// maxPlainBytes is spicepod.MaxFileBytes less a margin: a file refused for
+// its nodes, not its size.
+const maxPlainBytes = spicepod.MaxFileBytes - 1024
+
+// plainKeys is a spicepod of about size bytes, most of them short keys
+// under one mapping, no alias among them.
+func plainKeys(size int) string {
+	var b strings.Builder
+	b.WriteString(hostileHead + "x:\n")
+	for i := 0; b.Len() < size-16; i++ {
+		fmt.Fprintf(&b, "  k%d: 1\n", i)
+	}
+	return b.String()
+}
+
+// hostilePods are YAML documents built to exhaust a parser (self-referring
+// anchors, alias bombs, floods of keys) and their neighbours. FuzzParse starts
+// from them too.
 var hostilePods = []struct {
 	name string
 	doc  string
@@ -57,6 +73,8 @@ var hostilePods = []struct {
 		[]string{"unknown anchor 'b'"}},
 	{"billion laughs", billionLaughs(9),
 		[]string{"expand to more than 100000 YAML nodes", "alias bomb"}},
+	{"a megabyte of plain keys", plainKeys(maxPlainBytes),
+		[]string{"more than 100000 YAML nodes", "configuration only"}},
 	{"many unknown keys", unknownKeys(5000),
 		[]string{"junk_0: unknown key", "...and 4980 more problems"}},
 	{"long unknown key", hostileHead + "? " + strings.Repeat("k", 10000) + "\n: 1\n",

@@ -58,6 +58,22 @@ type Pod struct {
 	// Dir is the absolute directory of the spicepod file; sql_ref paths are
 	// resolved against it.
 	Dir string
+	// AllowedDirs are the directories beyond Dir whose files the spicepod may
+	// read (Options.AllowedDirs).
+	AllowedDirs []string
+}
+
+// Paths confines the files the spicepod reads to Dir and AllowedDirs.
+func (p *Pod) Paths() Paths { return Paths{Dir: p.Dir, Allowed: p.AllowedDirs} }
+
+// Options say how LoadWith and ParseWith read a spicepod.
+type Options struct {
+	// Lookup resolves ${env:X} and ${secrets:X}; nil resolves nothing.
+	Lookup func(name string) (string, bool)
+	// AllowedDirs are absolute directories beyond the spicepod's own whose
+	// files it may read (sql_ref, file: datasets, duckdb_open); see Paths and
+	// AllowedDirs. Empty: its own directory only.
+	AllowedDirs []string
 }
 
 // Dataset is one entry of datasets:.
@@ -218,6 +234,11 @@ type Secret struct {
 // A missing file is reported with an error that satisfies
 // errors.Is(err, fs.ErrNotExist).
 func Load(path string, lookup func(name string) (string, bool)) (*Pod, error) {
+	return LoadWith(path, Options{Lookup: lookup})
+}
+
+// LoadWith is Load with options.
+func LoadWith(path string, o Options) (*Pod, error) {
 	data, err := readLimited(path)
 	var tooBig *Error
 	if errors.As(err, &tooBig) {
@@ -226,7 +247,7 @@ func Load(path string, lookup func(name string) (string, bool)) (*Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read spicepod: %w", err)
 	}
-	return Parse(data, path, lookup)
+	return ParseWith(data, path, o)
 }
 
 // Parse validates data as the spicepod file named filename. filename is used
@@ -236,6 +257,12 @@ func Load(path string, lookup func(name string) (string, bool)) (*Pod, error) {
 // listed, then how many more there are. Files over MaxFileBytes, aliases that
 // contain themselves and aliases expanding past MaxNodes are refused.
 func Parse(data []byte, filename string, lookup func(string) (string, bool)) (*Pod, error) {
+	return ParseWith(data, filename, Options{Lookup: lookup})
+}
+
+// ParseWith is Parse with options.
+func ParseWith(data []byte, filename string, o Options) (*Pod, error) {
+	lookup := o.Lookup
 	if lookup == nil {
 		lookup = func(string) (string, bool) { return "", false }
 	}
@@ -246,7 +273,7 @@ func Parse(data []byte, filename string, lookup func(string) (string, bool)) (*P
 	if len(data) > MaxFileBytes {
 		return nil, tooLarge(filename, int64(len(data)))
 	}
-	d := &decoder{file: filename, dir: dir, lookup: lookup}
+	d := &decoder{file: filename, dir: dir, allowed: o.AllowedDirs, lookup: lookup}
 
 	root, err := parseYAML(data)
 	if err != nil {
@@ -262,7 +289,7 @@ func Parse(data []byte, filename string, lookup func(string) (string, bool)) (*P
 	if err := d.err(); err != nil {
 		return nil, err
 	}
-	pod.Dir = dir
+	pod.Dir, pod.AllowedDirs = dir, o.AllowedDirs
 	return pod, nil
 }
 

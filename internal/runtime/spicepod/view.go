@@ -2,9 +2,12 @@ package spicepod
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -60,12 +63,17 @@ func (o *object) viewSQL() string {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(o.d.dir, ref)
 	}
-	data, err := os.ReadFile(path)
+	real, err := Paths{Dir: o.d.dir, Allowed: o.d.allowed}.Resolve("file "+strconv.Quote(ref), ref)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		o.failf("sql_ref", "file %q does not exist (looked at %s; sql_ref is relative to the spicepod file)", ref, path)
 		return ""
 	case err != nil:
+		o.failf("sql_ref", "%v", err)
+		return ""
+	}
+	data, err := readRef(real)
+	if err != nil {
 		o.failf("sql_ref", "read %q: %v", ref, err)
 		return ""
 	}
@@ -74,4 +82,22 @@ func (o *object) viewSQL() string {
 		o.failf("sql_ref", "file %q is empty", ref)
 	}
 	return sql
+}
+
+// readRef reads a view's sql_ref file, refusing one over MaxFileBytes: a
+// query is a page of text.
+func readRef(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("the file is over %d bytes (1 MiB); a view's query is not that long", MaxFileBytes)
+	}
+	return data, nil
 }

@@ -228,6 +228,41 @@
     for (const [id, w] of state.writes) if (Date.parse(w.at) < cut && (!state.mine || state.mine.id !== id)) state.writes.delete(id);
   }
 
+  // The stream: EventSource reconnects by itself after a network error (the
+  // api drops a viewer that stops reading, or restarts) and sends the last
+  // tick it saw, so the hello says how many were missed. A refusal (503 when
+  // the api serves as many pages as it will) closes it for good: the page asks
+  // the api why, shows it, and tries again later.
+  let lostAt = 0, retryMs = 5000;
+
+  function since(t) { return ((Date.now() - t) / 1000).toFixed(0) + " s"; }
+
+  function lost(conn, what) {
+    conn.dataset.state = "lost";
+    conn.textContent = what;
+  }
+
+  async function refused(conn) {
+    let why = "the api refused the live stream";
+    try {
+      const ctl = new AbortController();
+      const resp = await fetch("/live/events", { signal: ctl.signal, cache: "no-store" });
+      if (resp.ok) {
+        ctl.abort(); // a place is free again
+        retryMs = 0;
+      } else {
+        why = resp.status + ": " + (await resp.text()).trim();
+        const after = Number(resp.headers.get("Retry-After"));
+        if (after > 0) retryMs = after * 1000;
+      }
+    } catch (e) {
+      why = "the api cannot be reached (" + e.message + ")";
+    }
+    lost(conn, why + (retryMs ? " · trying again in " + Math.round(retryMs / 1000) + " s" : ""));
+    setTimeout(connect, retryMs);
+    retryMs = Math.min(Math.max(2 * retryMs, 5000), 60000);
+  }
+
   function connect() {
     const conn = $("#conn");
     const es = new EventSource("/live/events");
@@ -242,7 +277,15 @@
       updateButton();
       drawChart();
       conn.dataset.state = "live";
-      conn.textContent = "live";
+      if (lostAt) {
+        const missed = h.missed === undefined ? "" : ", " + h.missed + " updates missed";
+        conn.textContent = "live · reconnected after " + since(lostAt) + missed;
+        conn.title = "The stream was interrupted: the api disconnects a page that falls behind (a hidden tab, a slow network) or was restarting.";
+      } else {
+        conn.textContent = "live";
+      }
+      lostAt = 0;
+      retryMs = 5000;
     });
     es.addEventListener("tick", e => {
       const t = JSON.parse(e.data);
@@ -251,11 +294,18 @@
       renderTick(t);
       if (t.writes.length) drawChart();
       conn.dataset.state = "live";
-      conn.textContent = "live · tick " + t.seq;
+      if (!conn.textContent.startsWith("live · reconnected") || t.seq % 20 === 0) {
+        conn.textContent = "live · tick " + t.seq;
+        conn.title = "";
+      }
     });
     es.onerror = () => {
-      conn.dataset.state = "lost";
-      conn.textContent = "reconnecting…";
+      if (!lostAt) lostAt = Date.now();
+      if (es.readyState === EventSource.CLOSED) {
+        refused(conn);
+        return;
+      }
+      lost(conn, "connection lost " + new Date(lostAt).toLocaleTimeString() + " · reconnecting…");
     };
   }
 

@@ -35,9 +35,12 @@ func (t *Tx) ApplyChanges(table string, c engine.Changes) error {
 	target := TableIdent(table)
 	if c.Truncate {
 		t.markReset(table)
-		if err := t.exec("DELETE FROM " + target); err != nil {
+		res, err := t.conn.ExecContext(t.ctx, "DELETE FROM "+target)
+		if err != nil {
 			return fmt.Errorf("truncate %s: %w", table, err)
 		}
+		n, _ := res.RowsAffected()
+		t.deleted += n
 	}
 	if c.Delete != nil {
 		if _, err := t.Delete(table, c.Delete); err != nil {

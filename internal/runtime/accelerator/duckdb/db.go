@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"runtime"
 	"strconv"
@@ -91,6 +92,13 @@ type DB struct {
 	// InspectCacheBytes bounds the cache of inspected query texts;
 	// DefaultInspectCacheBytes when zero.
 	InspectCacheBytes int64
+	// CompactAfterRows is how many rows write transactions delete before the
+	// DB checkpoints, which compacts the tables they were deleted from
+	// (compaction.go); DefaultCompactAfterRows when zero.
+	CompactAfterRows int64
+	// Logger receives what goes wrong in the background; nil means
+	// slog.Default().
+	Logger *slog.Logger
 	// Relations, when set, lists the datasets and views that SHOW TABLES,
 	// DESCRIBE and information_schema show (introspect.go); nil shows none.
 	Relations func() []engine.TableInfo
@@ -106,6 +114,7 @@ type DB struct {
 	apps      appenders                  // the write path's kept appenders (appender.go)
 	wm        watermarks                 // every dataset's committed watermark
 	mirrors   mirrors                    // small subscribed tables held whole (mirror.go)
+	compact   compaction                 // rows deleted since the last checkpoint
 	// limitBuffer is the rows a maintained query with a LIMIT keeps past it
 	// (ivm.DefaultBuffer when zero); tests make it small.
 	limitBuffer int64
@@ -163,6 +172,9 @@ func (d *DB) Open(ctx context.Context) error {
 	}
 	if d.InspectCacheBytes <= 0 {
 		d.InspectCacheBytes = DefaultInspectCacheBytes
+	}
+	if d.CompactAfterRows <= 0 {
+		d.CompactAfterRows = DefaultCompactAfterRows
 	}
 	d.inspected = lru.New[*inspection](d.InspectCacheBytes, 0, nil)
 	d.outNames = lru.New[map[int]string](d.InspectCacheBytes, 0, nil)

@@ -60,6 +60,9 @@ func (t *Tx) ApplyDiff(table string, del, ins array.RecordReader) error {
 		if err := t.retract(table, delSchema, dels, delCols); err != nil {
 			return err
 		}
+		for _, r := range dels {
+			t.deleted += r.NumRows()
+		}
 	}
 	if err := t.insertRecords(table, insSchema, inss); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
@@ -189,6 +192,7 @@ func (t *Tx) retractStaged(table string, del array.RecordReader) error {
 		return fmt.Errorf("retract rows of %s: %w", table, err)
 	}
 	got, _ := res.RowsAffected()
+	t.deleted += got
 	if got != want {
 		return fmt.Errorf("retract rows of %s: %d rows were retracted but only %d equal rows are held; the local table no longer matches its source: subscribe again for a new snapshot", table, want, got)
 	}

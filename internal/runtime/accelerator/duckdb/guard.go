@@ -26,22 +26,41 @@ import (
 // allowedTableFunctions are the table functions users may call.
 var allowedTableFunctions = map[string]bool{"range": true, "generate_series": true, "unnest": true}
 
-// deniedFunctions are scalar functions that reveal settings, the host or the
-// catalog.
+// deniedFunctions are scalar functions that reveal settings, the host, the
+// catalog or the engine's activity, or change state a later query sees.
 var deniedFunctions = map[string]bool{
 	"current_setting": true, "getenv": true, "version": true, "current_database": true,
 	"current_catalog": true, "current_schema": true, "current_schemas": true, "current_query": true,
 	"getvariable": true, "col_description": true, "obj_description": true, "shobj_description": true,
-	"format_pg_type": true, "format_type": true,
+	"format_pg_type": true, "format_type": true, "in_search_path": true, "get_block_size": true,
+	// Counters of the engine's activity.
+	"txid_current": true, "current_transaction_id": true, "current_query_id": true, "current_connection_id": true,
+	// Addresses of the connection (NULL in DuckDB, refused all the same).
+	"inet_client_addr": true, "inet_client_port": true, "inet_server_addr": true, "inet_server_port": true,
+	// State that outlives the query: the connection's random seed, sequences,
+	// DuckDB's log.
+	"setseed": true, "nextval": true, "currval": true, "write_log": true,
+	// Waiting for nothing holds a query slot.
+	"sleep_ms": true,
+	// Plans and parse trees of other query texts, internals included.
+	"json_serialize_plan": true, "json_serialize_sql": true, "json_deserialize_sql": true,
 }
 
-// deniedFunctionPrefixes cover families of introspection functions.
-var deniedFunctionPrefixes = []string{"duckdb_", "pragma_", "pg_get_", "has_", "json_execute"}
+// deniedFunctionPrefixes cover families of introspection functions; the
+// Postgres compatibility functions (pg_) all describe the catalog or the
+// server, but for allowedPgFunctions.
+var deniedFunctionPrefixes = []string{"duckdb_", "pragma_", "pg_", "has_", "json_execute"}
 
-// internalSchemas and internalTablePrefixes name what users may not read.
+// allowedPgFunctions are pg_ functions about a value, not the server.
+var allowedPgFunctions = map[string]bool{"pg_typeof": true, "pg_size_pretty": true}
+
+// internalSchemas and internalTablePrefixes name what users may not read:
+// DuckDB's catalog views are reachable without a schema (duckdb_tables,
+// pragma_database_list with the database file's path, sqlite_master,
+// pg_class).
 var (
 	internalSchemas       = map[string]bool{"_spice": true, "information_schema": true, "pg_catalog": true, "system": true, "temp": true}
-	internalTablePrefixes = []string{"_spice", "sqlite_", "pg_", "duckdb_", "information_schema"}
+	internalTablePrefixes = []string{"_spice", "sqlite_", "pg_", "duckdb_", "pragma_", "information_schema"}
 )
 
 // checkedQuery is what the guard learned of a query text.
@@ -72,7 +91,7 @@ func guard(ctx context.Context, dc driver.Conn, query string, user bool) (checke
 		return checkedQuery{}, errors.New(doc.Message)
 	}
 	if len(doc.Statements) != 1 {
-		return checkedQuery{}, fmt.Errorf("%w: got %d statements; send one SELECT", ErrReadOnly, len(doc.Statements))
+		return checkedQuery{}, fmt.Errorf("%w: the text holds more than one statement (%d); send one SELECT", ErrReadOnly, len(doc.Statements))
 	}
 	if !user {
 		return checkedQuery{}, nil
@@ -96,16 +115,67 @@ func guard(ctx context.Context, dc driver.Conn, query string, user bool) (checke
 	return out, nil
 }
 
-// refusedStatement names the kind of a statement that is not a SELECT.
+// refusedStatement names the kind of a statement that is not a SELECT: from
+// DuckDB when it can prepare the text, else from its first keyword (DuckDB
+// refuses to prepare COPY ... TO a file with external access off).
 func refusedStatement(dc driver.Conn, query string) error {
-	kind := "PRAGMA"
-	if st, err := dc.Prepare(query); err == nil {
+	st, err := dc.Prepare(query)
+	if err != nil && isMultiStatement(err) {
+		return fmt.Errorf("%w: the text holds more than one statement; send one SELECT", ErrReadOnly)
+	}
+	kind := ""
+	if err == nil {
 		if typ, err := st.(*duckdb.Stmt).StatementType(); err == nil && typ != duckdb.STATEMENT_TYPE_SELECT {
 			kind = stmtName(typ)
 		}
 		st.Close()
 	}
-	return fmt.Errorf("%w: got a %s statement; this runtime is read-only: send one SELECT, and write to the source instead", ErrReadOnly, kind)
+	if kind == "" {
+		kind = firstKeyword(query)
+	}
+	return fmt.Errorf("%w: got %s statement; this runtime is read-only: send one SELECT, and write to the source instead", ErrReadOnly, kind)
+}
+
+// statementKeywords name statements by their first word.
+var statementKeywords = map[string]string{
+	"copy": "a COPY", "export": "an EXPORT", "import": "an IMPORT", "pragma": "a PRAGMA", "insert": "an INSERT",
+	"update": "an UPDATE", "delete": "a DELETE", "create": "a CREATE", "drop": "a DROP", "alter": "an ALTER",
+	"attach": "an ATTACH", "detach": "a DETACH", "install": "an INSTALL", "load": "a LOAD", "set": "a SET",
+	"reset": "a RESET", "call": "a CALL", "checkpoint": "a CHECKPOINT", "vacuum": "a VACUUM", "begin": "a transaction",
+	"commit": "a transaction", "rollback": "a transaction", "use": "a USE", "truncate": "a TRUNCATE", "merge": "a MERGE",
+	"explain": "an EXPLAIN", "describe": "a DESCRIBE", "show": "a SHOW", "summarize": "a SUMMARIZE",
+}
+
+// firstKeyword names the statement by its first word, past blanks, comments
+// and parentheses.
+func firstKeyword(query string) string {
+	s := query
+	for {
+		s = strings.TrimLeft(s, " \t\r\n(")
+		switch {
+		case strings.HasPrefix(s, "--"):
+			if i := strings.IndexByte(s, '\n'); i >= 0 {
+				s = s[i+1:]
+				continue
+			}
+			s = ""
+		case strings.HasPrefix(s, "/*"):
+			if i := strings.Index(s, "*/"); i >= 0 {
+				s = s[i+2:]
+				continue
+			}
+			s = ""
+		}
+		break
+	}
+	end := strings.IndexFunc(s, func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') })
+	if end < 0 {
+		end = len(s)
+	}
+	if name, ok := statementKeywords[strings.ToLower(s[:end])]; ok {
+		return name
+	}
+	return "a non-SELECT"
 }
 
 func serialize(ctx context.Context, dc driver.Conn, query string) (string, error) {
@@ -172,7 +242,7 @@ func (w *walker) node(x map[string]any) {
 	}
 	if str("class") == "function" {
 		name := str("function_name")
-		if deniedFunctions[name] || hasPrefix(name, deniedFunctionPrefixes) {
+		if deniedFunctions[name] || hasPrefix(name, deniedFunctionPrefixes) && !allowedPgFunctions[name] {
 			w.err = fmt.Errorf("function %s is not available to queries: it reveals the runtime's settings or host", name)
 			return
 		}

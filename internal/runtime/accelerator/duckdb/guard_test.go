@@ -16,8 +16,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
-// Issue 10, finding 10: the runtime's internals and the host are not readable
-// through user SQL.
+// The runtime's internals and the host are not readable through user SQL.
 func TestQueryRefusesIntrospection(t *testing.T) {
 	db := MustOpen(t, "")
 	write(t, db, func(tx *duckdb.Tx) error {
@@ -46,6 +45,16 @@ func TestQueryRefusesIntrospection(t *testing.T) {
 		{"show", "SHOW DATABASES", "SHOW"},
 		{"summarize", "SUMMARIZE orders", "SUMMARIZE"},
 		{"glob", "SELECT * FROM glob('/*')", "glob"},
+		{"database file path", "SELECT * FROM pragma_database_list", "pragma_database_list"},
+		{"transaction counter", "SELECT txid_current()", "txid_current"},
+		{"query counter", "SELECT current_query_id()", "current_query_id"},
+		{"random seed", "SELECT setseed(0.5)", "setseed"},
+		{"sequence", "SELECT nextval('s')", "nextval"},
+		{"log", "SELECT write_log('x')", "write_log"},
+		{"plan of another text", "SELECT json_serialize_plan('SELECT * FROM _spice.watermarks')", "json_serialize_plan"},
+		{"server start", "SELECT pg_postmaster_start_time()", "pg_postmaster_start_time"},
+		{"copy to a file", "COPY (SELECT 1) TO 'out.csv'", "COPY"},
+		{"copy after a comment", "/* x */ -- y\n COPY orders TO 'out.parquet'", "COPY"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := db.Query(context.Background(), engine.StoreQuery{SQL: tc.sql, User: true})
@@ -66,6 +75,7 @@ func TestQueryRefusesIntrospection(t *testing.T) {
 		"WITH a AS (SELECT product_id, sum(count) AS n FROM orders GROUP BY 1) SELECT * FROM a",
 		"SELECT sum(range) FROM range(10)",
 		"SELECT * FROM orders WHERE id = ?",
+		"SELECT pg_typeof(1), typeof(1)",
 	} {
 		var args []any
 		if strings.Contains(sql, "?") {
@@ -126,8 +136,8 @@ func TestQueryErrorsSuggestOnlyUserTables(t *testing.T) {
 	}
 }
 
-// Issue 10, finding 3: a result over MaxResultBytes is stopped while DuckDB
-// builds it, not after: a row past the cap would raise an error.
+// A result over MaxResultBytes is stopped while DuckDB builds it, not after: a
+// row past the cap would raise an error.
 func TestQueryStopsLargeResultEarly(t *testing.T) {
 	db := duckdb.New("")
 	db.MemoryLimit = 256 << 20
@@ -147,7 +157,7 @@ func TestQueryStopsLargeResultEarly(t *testing.T) {
 	}
 }
 
-// Issue 10, finding 1: the cache of inspected texts counts the texts.
+// The cache of inspected texts counts the texts in its bytes.
 func TestInspectCacheStaysWithinItsBytes(t *testing.T) {
 	db := duckdb.New("")
 	db.InspectCacheBytes = 1 << 20

@@ -258,8 +258,12 @@ func (p *planner) output(root *pt.SelectNode, plan *ivm.Plan, sides []*side) {
 					p.reason = "the query orders by something else than its columns (an expression, say)"
 					return
 				}
-				plan.Output.Order = append(plan.Output.Order, ivm.SortKey{Col: pos,
-					Desc: o.Type == pt.OrderDescending, NullsFirst: o.Nulls == pt.NullsFirst})
+				key, err := p.sortKey(pos, o)
+				if err != nil {
+					p.reason = err.Error()
+					return
+				}
+				plan.Output.Order = append(plan.Output.Order, key)
 			}
 		case *pt.LimitModifier:
 			var ok bool
@@ -276,6 +280,37 @@ func (p *planner) output(root *pt.SelectNode, plan *ivm.Plan, sides []*side) {
 			return
 		}
 	}
+}
+
+// sortKey is an ORDER BY term over body column pos. A term that does not say
+// its direction or where NULLs go takes the database's defaults
+// (default_order, default_null_order: the runtime sorts NULLs as Postgres
+// does, last ascending and first descending).
+func (p *planner) sortKey(pos int, o pt.OrderBy) (ivm.SortKey, error) {
+	defOrder, defNulls, err := p.t.orderDefaults()
+	if err != nil {
+		return ivm.SortKey{}, err
+	}
+	desc := o.Type == pt.OrderDescending || o.Type == pt.OrderDefault && defOrder == "DESCENDING"
+	var first bool
+	switch o.Nulls {
+	case pt.NullsFirst:
+		first = true
+	case pt.NullsLast:
+	default:
+		switch defNulls {
+		case "NULLS_FIRST":
+			first = true
+		case "NULLS_LAST":
+		case "NULLS_FIRST_ON_ASC_LAST_ON_DESC":
+			first = !desc
+		case "NULLS_LAST_ON_ASC_FIRST_ON_DESC":
+			first = desc
+		default:
+			return ivm.SortKey{}, fmt.Errorf("the database orders NULLs by default as %q, which the maintained order does not know", defNulls)
+		}
+	}
+	return ivm.SortKey{Col: pos, Desc: desc, NullsFirst: first}, nil
 }
 
 // orderColumn resolves an ORDER BY expression to a body position: a select

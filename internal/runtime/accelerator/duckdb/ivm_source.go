@@ -82,6 +82,15 @@ func (t *Tx) resultSchema(query string) (*arrow.Schema, error) {
 	return s, err
 }
 
+// orderDefaults returns the database's default_order and default_null_order.
+func (t *Tx) orderDefaults() (order, nulls string, err error) {
+	err = t.conn.QueryRowContext(t.ctx, `SELECT current_setting('default_order'), current_setting('default_null_order')`).Scan(&order, &nulls)
+	if err != nil {
+		return "", "", fmt.Errorf("read the default order: %w", err)
+	}
+	return strings.ToUpper(order), strings.ToUpper(nulls), nil
+}
+
 // columnNames returns the names of a query's result columns.
 func (t *Tx) columnNames(query string) ([]string, error) {
 	names, _, err := t.describe(query)

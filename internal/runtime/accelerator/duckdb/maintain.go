@@ -48,5 +48,6 @@ func (t *Tx) DeleteOlderThan(table, column string, bound any) (int64, error) {
 		return 0, fmt.Errorf("delete old rows of %s: %w", table, err)
 	}
 	n, _ := res.RowsAffected()
+	t.deleted += n
 	return n, nil
 }

@@ -202,9 +202,11 @@ func (t *Tx) applyDiffMirrored(table string, m *mirror, capture *ivm.TableChange
 		return false, err
 	}
 	defer rec.Release()
-	if _, err := t.execPrepared(`DELETE FROM ` + TableIdent(table)); err != nil {
+	deleted, err := t.execPrepared(`DELETE FROM ` + TableIdent(table))
+	if err != nil {
 		return false, fmt.Errorf("rewrite %s: %w", table, err)
 	}
+	t.deleted += deleted
 	if err := t.insertRecords(table, m.schema, []arrow.RecordBatch{rec}); err != nil {
 		return false, fmt.Errorf("rewrite %s: %w", table, err)
 	}

@@ -128,22 +128,6 @@ func decimalColumn(dt *arrow.Decimal128Type) (column, bool) {
 	}}, true
 }
 
-// appendRecords appends every row of rd with add, NULLs as nil.
-func appendRecords(rd array.RecordReader, cols []column, add func(...driver.Value) error) (int64, error) {
-	var n int64
-	for rd.Next() {
-		m, err := appendRecord(rd.RecordBatch(), cols, add)
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	if err := rd.Err(); err != nil {
-		return n, fmt.Errorf("read rows: %w", err)
-	}
-	return n, nil
-}
-
 // appendRecord appends every row of rec with add, NULLs as nil.
 func appendRecord(rec arrow.RecordBatch, cols []column, add func(...driver.Value) error) (int64, error) {
 	row := make([]driver.Value, len(cols))

@@ -32,6 +32,7 @@ type Tx struct {
 	changes txChanges               // for maintained queries (capture.go)
 	wm      map[string]position.LSN // watermarks set, published at commit
 	mirrors map[string]*mirror      // tables' mirrors set or dropped (nil), published at commit
+	deleted int64                   // rows this transaction deleted (compaction.go)
 }
 
 var viewSeq atomic.Uint64
@@ -44,11 +45,14 @@ func (d *DB) Begin(ctx context.Context) (*Tx, error) {
 	}
 	var dc any
 	_ = conn.Raw(func(c any) error { dc = c; return nil })
-	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+	t := &Tx{ctx: ctx, conn: conn, dc: dc, db: d}
+	// Prepared once per connection, like every statement of the write path:
+	// parsing and planning even BEGIN costs DuckDB more than running it.
+	if _, err := t.execPrepared("BEGIN TRANSACTION"); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("begin: %w", err)
 	}
-	return &Tx{ctx: ctx, conn: conn, dc: dc, db: d}, nil
+	return t, nil
 }
 
 // Commit makes every change of the transaction visible at once, and the
@@ -64,7 +68,7 @@ func (t *Tx) Commit() error {
 		t.abort()
 		return fmt.Errorf("commit: %w", err)
 	}
-	if _, err := t.conn.ExecContext(t.ctx, "COMMIT"); err != nil {
+	if _, err := t.execPrepared("COMMIT"); err != nil {
 		t.abort()
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -74,6 +78,7 @@ func (t *Tx) Commit() error {
 	t.db.wm.set(t.wm)
 	t.db.mirrors.set(t.mirrors)
 	t.changes = txChanges{}
+	t.db.compactAfter(t.ctx, t.conn, t.deleted)
 	return nil
 }
 
@@ -257,6 +262,7 @@ func (t *Tx) Delete(table string, keys array.RecordReader) (int64, error) {
 			res, err := dc.(driver.ExecerContext).ExecContext(t.ctx, query, nil)
 			if err == nil {
 				n, _ = res.RowsAffected()
+				t.deleted += n
 			}
 			return err
 		}
@@ -264,6 +270,7 @@ func (t *Tx) Delete(table string, keys array.RecordReader) (int64, error) {
 		for _, r := range recs {
 			n += r.NumRows()
 		}
+		t.deleted += n
 		capture.Add(-1, recs...)
 		releaseAll(recs)
 		return err

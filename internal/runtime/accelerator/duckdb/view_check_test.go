@@ -13,8 +13,9 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 )
 
-// guardCases are view and query texts for the read-only guard: issue 10's
-// finding 7 and its neighbours. FuzzGuard starts from them.
+// guardCases are view and query texts for the read-only guard: a second
+// statement after a view's SELECT and its neighbours, and views that would
+// read what users' queries may not. FuzzGuard starts from them.
 var guardCases = []struct {
 	name, sql string
 	readOnly  bool // refused with ErrReadOnly
@@ -22,13 +23,21 @@ var guardCases = []struct {
 }{
 	{"select", "select 1 as a", false, false},
 	{"select from a table not loaded yet", "select count(*) from orders_not_loaded", false, false},
-	{"missing column", "select nope from _spice.watermarks", false, false},
+	{"missing column", "select nope from orders_not_loaded", false, false},
+	{"internal table", "select * from _spice.watermarks", true, false},
+	{"internal table, missing column", "select nope from _spice.watermarks", true, false},
+	{"settings", "select * from duckdb_settings()", true, false},
+	{"database file path", "select * from pragma_database_list", true, false},
+	{"file function", "select * from read_text('/etc/hostname')", true, false},
+	{"transaction counter", "select txid_current()", true, false},
+	{"random seed", "select setseed(0.5)", true, false},
 	{"cte", "with a as (select 1 as x) select x from a", false, false},
-	{"finding 7", "select 1 as a; create table pwn as select 42 as y", true, false},
+	{"create after a select", "select 1 as a; create table pwn as select 42 as y", true, false},
 	{"two selects", "select 1; select 2", true, false},
 	{"drop after select", "select 1; drop table _spice.watermarks", true, false},
 	{"trailing semicolon", "select 1;", false, false},
-	{"pragma read (DuckDB rewrites it to a SELECT)", "pragma version", false, false},
+	{"pragma read (DuckDB rewrites it to a SELECT)", "pragma version", true, false},
+	{"copy to a file", "copy (select 1) to 'x.csv'", true, false},
 	{"set", "set threads = 1", true, false},
 	{"attach", "attach ':memory:' as other", true, false},
 	{"create", "create table pwn as select 1", true, false},

@@ -2,11 +2,11 @@ package duckdbsrc
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
 )
 
 // ParamOpen is the DuckDB database file, as upstream names it.
@@ -16,8 +16,13 @@ var knownParams = []string{ParamOpen}
 
 // Config is a duckdb dataset's settings, built by ParseParams.
 type Config struct {
-	// Path is the absolute path of the database file.
+	// Path is the absolute path of the database file, symlinks resolved.
 	Path string
+	// Paths confines the file to the spicepod's folder (checked again at
+	// every read).
+	Paths spicepod.Paths
+	// param is duckdb_open as written, for errors.
+	param string
 }
 
 // CheckParams refuses every param not in known, naming it and the known ones.
@@ -45,38 +50,38 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// ResolvePath makes path absolute against the spicepod's directory dir and checks
-// that it exists; the error names the path as written, the resolved one and the
-// directory.
-func ResolvePath(param, path, dir string) (string, error) {
-	abs := path
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(dir, path)
-	}
-	if _, err := os.Stat(abs); err != nil {
-		if os.IsNotExist(err) {
-			return "", fmt.Errorf("%s: %s does not exist (a relative path is read from the spicepod's directory %s); create it or fix the path", param, abs, dir)
-		}
-		return "", fmt.Errorf("%s: %w", param, err)
-	}
-	return abs, nil
-}
-
-// ParseParams validates a dataset's params; dir is the spicepod's directory,
-// against which a relative duckdb_open is resolved.
-func ParseParams(params map[string]string, dir string) (Config, error) {
+// ParseParams validates a dataset's params; paths confine duckdb_open, which
+// is resolved against the spicepod's directory, to the folders the spicepod
+// may read (spicepod.Paths).
+func ParseParams(params map[string]string, paths spicepod.Paths) (Config, error) {
 	if err := CheckParams(params, "duckdb", knownParams); err != nil {
 		return Config{}, err
 	}
 	p := strings.TrimSpace(params[ParamOpen])
 	if p == "" {
-		return Config{}, fmt.Errorf("param %s is required; write the path of the DuckDB database file (relative to the spicepod's directory %s)", ParamOpen, dir)
+		return Config{}, fmt.Errorf("param %s is required; write the path of the DuckDB database file (relative to the spicepod's directory %s)", ParamOpen, paths.Dir)
 	}
-	abs, err := ResolvePath("param "+ParamOpen, p, dir)
+	abs, err := paths.Resolve("param "+ParamOpen, p)
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Path: abs}, nil
+	return Config{Path: abs, Paths: paths, param: p}, nil
+}
+
+// resolve checks the file again: a symlink put in its place since ParseParams
+// must not lead outside the spicepod's folders.
+func (c Config) resolve() (string, error) {
+	if c.Paths.Dir == "" {
+		return c.Path, nil
+	}
+	real, err := c.Paths.Resolve("param "+ParamOpen, c.Path)
+	if err != nil {
+		return "", err
+	}
+	if real != c.Path {
+		return "", fmt.Errorf("param %s: %s is now a link to %s; point duckdb_open at the file itself", ParamOpen, c.Path, real)
+	}
+	return real, nil
 }
 
 // tableName matches one to three dot-separated parts, each a plain identifier or a

@@ -10,7 +10,7 @@
 //
 // Wiring, in cmd/dataruntime, for a dataset whose from: is "duckdb:<table>":
 //
-//	cfg, err := duckdbsrc.ParseParams(ds.Params, pod.Dir)
+//	cfg, err := duckdbsrc.ParseParams(ds.Params, pod.Paths())
 //	src := duckdbsrc.NewSource(cfg, path) // "orders", "main.orders", "shop.main.orders"
 //	err = src.Open(ctx)                   // the file and the table must exist
 //	eng.AddDataset(ds, src)

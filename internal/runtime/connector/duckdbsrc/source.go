@@ -61,7 +61,7 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 	if err != nil {
 		return fmt.Errorf("read duckdb:%s: %w", s.table, err)
 	}
-	db, err := Open(ctx, Options{Path: s.cfg.Path})
+	db, err := s.open(ctx)
 	if err != nil {
 		return fmt.Errorf("read duckdb:%s: %w", s.table, err)
 	}
@@ -72,10 +72,35 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 	return nil
 }
 
+// open checks the file is still where ParseParams found it, opens it
+// read-only, and refuses a data runtime's own store: its _spice schema marks
+// it, and its tables are another runtime's data and bookkeeping.
+func (s *Source) open(ctx context.Context) (*DB, error) {
+	path, err := s.cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	db, err := Open(ctx, Options{Path: path})
+	if err != nil {
+		return nil, err
+	}
+	var n int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM duckdb_schemas() WHERE schema_name = '_spice'`).Scan(&n); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("duckdb:%s: read the schemas of %s: %w", s.table, path, err)
+	}
+	if n > 0 {
+		db.Close()
+		return nil, fmt.Errorf("duckdb:%s: %s is a data runtime's store (it has the _spice schema); a duckdb: dataset does not read another runtime's file: "+
+			"read that runtime with flightsql: or spice.ai:, or export the table to a file of its own", s.table, path)
+	}
+	return db, nil
+}
+
 // Ping opens the file and checks the table is there; the error lists the tables
 // the file has.
 func (s *Source) Ping(ctx context.Context) error {
-	db, err := Open(ctx, Options{Path: s.cfg.Path})
+	db, err := s.open(ctx)
 	if err != nil {
 		return err
 	}

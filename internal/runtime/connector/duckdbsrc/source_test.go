@@ -14,6 +14,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/duckdbsrc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
 )
 
 // makeDB writes a DuckDB file with a table in main and one in schema shop.
@@ -65,7 +66,7 @@ func TestDuckDBSource(t *testing.T) {
 		`CREATE TABLE sales."Customer" (id INTEGER, name VARCHAR)`,
 		`INSERT INTO sales."Customer" VALUES (7, 'Ada')`,
 		`CREATE TABLE "group" (id INTEGER)`, `INSERT INTO "group" VALUES (3)`)
-	cfg, err := duckdbsrc.ParseParams(map[string]string{"duckdb_open": "shop.db"}, dir)
+	cfg, err := duckdbsrc.ParseParams(map[string]string{"duckdb_open": "shop.db"}, spicepod.Paths{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestDuckDBErrors(t *testing.T) {
 		{name: "not a name", params: map[string]string{"duckdb_open": "shop.db"}, table: "orders; DROP TABLE x", want: []string{"not a table name"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := duckdbsrc.ParseParams(tc.params, dir)
+			cfg, err := duckdbsrc.ParseParams(tc.params, spicepod.Paths{Dir: dir})
 			if err == nil {
 				err = duckdbsrc.NewSource(cfg, tc.table).Open(context.Background())
 			}

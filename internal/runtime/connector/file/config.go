@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/duckdbsrc"
+	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
 )
 
 // Dataset params this connector reads, as upstream names them.
@@ -54,8 +55,11 @@ var (
 
 // Config is a file dataset's settings, built by ParseParams.
 type Config struct {
-	// Path is the absolute path of the file or directory.
+	// Path is the absolute path of the file or directory, symlinks resolved.
 	Path string
+	// Paths confines what the dataset reads to the spicepod's folders;
+	// Files checks every file again.
+	Paths spicepod.Paths
 	// Dir is true when Path is a directory: every file in it (recursively) whose
 	// extension matches Format is read.
 	Dir    bool
@@ -81,9 +85,9 @@ func Location(path string) string {
 }
 
 // ParseParams validates a file dataset: path is from: without "file:", params the
-// dataset's params, accel the acceleration's params (nil when none), dir the
-// spicepod's directory.
-func ParseParams(path string, params, accel map[string]string, dir string) (Config, error) {
+// dataset's params, accel the acceleration's params (nil when none), paths the
+// spicepod's directory and the folders it may read.
+func ParseParams(path string, params, accel map[string]string, paths spicepod.Paths) (Config, error) {
 	for k, why := range refusedParams {
 		if _, ok := params[k]; ok {
 			return Config{}, fmt.Errorf("param %s is not supported by this runtime: %s", k, why)
@@ -94,9 +98,9 @@ func ParseParams(path string, params, accel map[string]string, dir string) (Conf
 	}
 	loc := strings.TrimSpace(Location(path))
 	if loc == "" {
-		return Config{}, fmt.Errorf("from: file:%s names no file; write file:<path>, relative to the spicepod's directory %s", path, dir)
+		return Config{}, fmt.Errorf("from: file:%s names no file; write file:<path>, relative to the spicepod's directory %s", path, paths.Dir)
 	}
-	abs, err := duckdbsrc.ResolvePath("from: file:"+path, loc, dir)
+	abs, err := paths.Resolve("from: file:"+path, loc)
 	if err != nil {
 		return Config{}, err
 	}
@@ -104,7 +108,7 @@ func ParseParams(path string, params, accel map[string]string, dir string) (Conf
 	if err != nil {
 		return Config{}, fmt.Errorf("from: file:%s: %w", path, err)
 	}
-	c := Config{Path: abs, Dir: fi.IsDir(), HasHeader: true, JSONFormat: "auto"}
+	c := Config{Path: abs, Paths: paths, Dir: fi.IsDir(), HasHeader: true, JSONFormat: "auto"}
 	if c.Format, err = format(params[ParamFileFormat], abs, c.Dir); err != nil {
 		return Config{}, err
 	}
@@ -207,8 +211,13 @@ func contains(list []string, s string) bool {
 }
 
 // Files lists what the dataset reads now: the file, or the directory's files of
-// the format (hidden ones skipped), sorted.
+// the format (hidden ones and symlinks skipped), sorted. Each is checked again
+// against Paths: a symlink put in a path's place since ParseParams must not
+// lead outside the spicepod's folders.
 func (c Config) Files() ([]string, error) {
+	if err := c.confined(c.Path); err != nil {
+		return nil, err
+	}
 	if !c.Dir {
 		return []string{c.Path}, nil
 	}
@@ -224,6 +233,9 @@ func (c Config) Files() ([]string, error) {
 			return nil
 		}
 		if d.Type().IsRegular() && extensions[strings.ToLower(filepath.Ext(p))] == c.Format {
+			if err := c.confined(p); err != nil {
+				return err
+			}
 			out = append(out, p)
 		}
 		return nil
@@ -236,6 +248,21 @@ func (c Config) Files() ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// confined checks that path resolves to itself within Paths.
+func (c Config) confined(path string) error {
+	if c.Paths.Dir == "" {
+		return nil
+	}
+	real, err := c.Paths.Resolve("from: file:", path)
+	if err != nil {
+		return err
+	}
+	if real != path {
+		return fmt.Errorf("from: file: %s is now a link to %s; name the file itself", path, real)
+	}
+	return nil
 }
 
 // Relation renders the DuckDB table function call that reads files.

@@ -5,7 +5,7 @@
 //
 // Wiring, in cmd/dataruntime:
 //
-//	cfg, err := file.ParseParams(path, ds.Params, accelParams, pod.Dir)
+//	cfg, err := file.ParseParams(path, ds.Params, accelParams, pod.Paths())
 //	src := file.NewSource(cfg)
 //	err = src.Open(ctx)             // the file must exist
 //	eng.AddDataset(ds, src.Engine()) // an engine.Notifier when file_watcher is enabled

@@ -17,6 +17,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/file"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
+	"github.com/cqrs-spice/cqrs/internal/runtime/spicepod"
 )
 
 // write creates name under dir with content and returns its path.
@@ -49,7 +50,7 @@ func writeParquet(t *testing.T, path, query string) {
 // "col=value ..." lines and the position.
 func scan(t *testing.T, dir, from string, params map[string]string, req engine.ScanRequest) ([]string, position.LSN) {
 	t.Helper()
-	cfg, err := file.ParseParams(from, params, nil, dir)
+	cfg, err := file.ParseParams(from, params, nil, spicepod.Paths{Dir: dir})
 	if err != nil {
 		t.Fatalf("ParseParams(%s): %v", from, err)
 	}
@@ -161,7 +162,7 @@ func TestParamErrors(t *testing.T) {
 		{name: "empty path", from: "//", want: []string{"names no file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := file.ParseParams(tc.from, tc.params, tc.accel, dir)
+			_, err := file.ParseParams(tc.from, tc.params, tc.accel, spicepod.Paths{Dir: dir})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -179,7 +180,7 @@ func TestParamErrors(t *testing.T) {
 func TestOpenReportsUnreadableFile(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "bad.parquet", "this is not parquet")
-	cfg, err := file.ParseParams("bad.parquet", nil, nil, dir)
+	cfg, err := file.ParseParams("bad.parquet", nil, nil, spicepod.Paths{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestPositionFollowsChanges(t *testing.T) {
 	if err := os.Chtimes(p, old, old); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := file.ParseParams("a.csv", nil, nil, dir)
+	cfg, err := file.ParseParams("a.csv", nil, nil, spicepod.Paths{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestReadsOnlyItsFile(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "a.csv", "id\n1\n")
 	secret := write(t, dir, "secret.csv", "pw\nhunter2\n")
-	cfg, err := file.ParseParams("a.csv", nil, nil, dir)
+	cfg, err := file.ParseParams("a.csv", nil, nil, spicepod.Paths{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

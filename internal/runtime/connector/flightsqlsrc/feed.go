@@ -64,7 +64,7 @@ type Engine interface {
 // those reads follow its change notices. *Source and the spice.ai connector's
 // Source implement it.
 type Upstream interface {
-	Subscribe(ctx context.Context) (*Stream, error)
+	Subscribe(ctx context.Context, since position.LSN) (*Stream, error)
 	Scan(ctx context.Context, req engine.ScanRequest, fn func(engine.Snapshot) error) error
 }
 
@@ -112,6 +112,10 @@ type Feed struct {
 	dataset string
 
 	fellBack bool // the fallback was logged; owned by Run's goroutine
+	// reflects is the upstream position the local rows reflect, as of the
+	// last snapshot or change applied (zero before the first): a new
+	// subscription asks for a snapshot at or past it. Owned by Run's goroutine.
+	reflects position.LSN
 }
 
 var _ engine.Feed = (*Feed)(nil)
@@ -208,7 +212,7 @@ func (f *Feed) report(fresh bool, err error) {
 // subscribed runs one subscription: it applies the snapshot, then the changes,
 // until the stream or an apply fails.
 func (f *Feed) subscribed(ctx context.Context) error {
-	st, err := f.up.Subscribe(ctx)
+	st, err := f.up.Subscribe(ctx, f.reflects)
 	if err != nil {
 		return err
 	}
@@ -234,6 +238,7 @@ func (f *Feed) subscribed(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("apply the snapshot of %s: %w", f.dataset, err)
 	}
+	f.reflects = max(f.reflects, st.Position)
 	f.Logger.Info("subscribed", logDataset, f.dataset, logLSN, st.Position, logMode, st.Mode)
 	f.report(true, nil)
 	return f.follow(ctx, st)
@@ -268,11 +273,11 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 		}
 	}()
 	defer func() {
-		st.Close() // ends the reader
+		st.Stop() // ends the reader's Next
 		for c := range changes {
 			c.Diff.Release()
 		}
-		wg.Wait()
+		wg.Wait() // the reader is done with st: Close may release it
 	}()
 	pacer := engine.Pacer{Share: f.ApplyShare, MaxWait: f.MaxApplyWait}
 	for c := range changes {
@@ -280,6 +285,9 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 		began := time.Now()
 		err := f.apply(ctx, st.Schema(), batch)
 		pacer.Done(began)
+		if err == nil {
+			f.reflects = max(f.reflects, batch[len(batch)-1].Position)
+		}
 		for _, c := range batch {
 			c.Diff.Release()
 		}
@@ -291,41 +299,32 @@ func (f *Feed) follow(ctx context.Context, st *Stream) error {
 	return readErr
 }
 
-// gather returns first and the changes that arrive within wait after it (all
-// those already queued when wait is not positive), within the batch's bounds.
+// gather returns first and the changes queued behind it, within the batch's
+// bounds; when wait is positive it first sleeps that long, so that the
+// changes arriving meanwhile join the batch without waking the feed one by
+// one.
 func (f *Feed) gather(ctx context.Context, changes <-chan Change, first Change, wait time.Duration) []Change {
 	batch := append(make([]Change, 0, 8), first)
 	rows := diffRows(first.Diff)
-	var due <-chan time.Time
 	if wait > 0 {
 		t := time.NewTimer(wait)
-		defer t.Stop()
-		due = t.C
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
 	}
 	for len(batch) < f.MaxBatchChanges && rows < f.MaxBatchRows {
-		var c Change
-		var ok bool
-		if due == nil {
-			select {
-			case c, ok = <-changes:
-			default:
+		select {
+		case c, ok := <-changes:
+			if !ok {
 				return batch
 			}
-		} else {
-			select {
-			case c, ok = <-changes:
-			case <-due:
-				due = nil
-				continue
-			case <-ctx.Done():
-				return batch
-			}
-		}
-		if !ok {
+			batch = append(batch, c)
+			rows += diffRows(c.Diff)
+		default:
 			return batch
 		}
-		batch = append(batch, c)
-		rows += diffRows(c.Diff)
 	}
 	return batch
 }

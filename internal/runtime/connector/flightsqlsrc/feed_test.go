@@ -215,7 +215,7 @@ func TestSilentUpstreamIsDropped(t *testing.T) {
 	src := newSource(t, map[string]string{"flightsql_endpoint": endpoint}, "rankings")
 	src.HeartbeatTimeout = 100 * time.Millisecond
 
-	st, err := src.Subscribe(context.Background())
+	st, err := src.Subscribe(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestDivergedTableResubscribes(t *testing.T) {
 	runtimetest.WaitWatermark(t, b, "rankings", 100)
 
 	// Take the flower's row out of B's table behind the feed's back.
-	st, err := src.Subscribe(context.Background())
+	st, err := src.Subscribe(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ package flightsqlsrc_test
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func TestSubscribeWaitsForTheUpstream(t *testing.T) {
 
 	t.Run("not back in time", func(t *testing.T) {
 		flightsqlsrc.ReadyWait = 300 * time.Millisecond
-		st, err := src.Subscribe(ctx)
+		st, err := src.Subscribe(ctx, 0)
 		if err == nil {
 			st.Close()
 			t.Fatal("subscribed to a stopped upstream")
@@ -47,13 +48,27 @@ func TestSubscribeWaitsForTheUpstream(t *testing.T) {
 			st  *flightsqlsrc.Stream
 			err error
 		}
+		// The upstream's address refuses every connection it accepts: the call
+		// must wait through two failed attempts after it started, which a call
+		// that does not wait for the connection would not survive.
+		attempts := refuseConnections(t, addr)
 		done := make(chan result, 1)
+		started := make(chan struct{})
 		go func() {
-			st, err := src.Subscribe(ctx)
+			close(started)
+			st, err := src.Subscribe(ctx, 0)
 			done <- result{st, err}
 		}()
-		// Without the wait, the call has failed by now (connection refused).
-		time.Sleep(300 * time.Millisecond)
+		<-started
+		for n := 0; n < 2; {
+			select {
+			case r := <-done:
+				t.Fatalf("subscribe returned while the upstream was away: %v", r.err)
+			case <-attempts.accepted:
+				n++
+			}
+		}
+		attempts.close()
 		a.srv = runtimetest.StartServerAt(t, addr, a.engine, a.mem, nil)
 		r := <-done
 		if r.err != nil {
@@ -64,4 +79,40 @@ func TestSubscribeWaitsForTheUpstream(t *testing.T) {
 			t.Error("the snapshot carries no position")
 		}
 	})
+}
+
+// refused is a listener that closes every connection it accepts.
+type refused struct {
+	ln       net.Listener
+	accepted chan struct{} // one value per connection accepted
+	done     chan struct{}
+}
+
+// refuseConnections listens on addr and closes each connection at once, as a
+// host whose server is not up yet would end a TLS or HTTP/2 handshake.
+func refuseConnections(t *testing.T, addr string) *refused {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &refused{ln: ln, accepted: make(chan struct{}, 1024), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+			r.accepted <- struct{}{}
+		}
+	}()
+	t.Cleanup(r.close)
+	return r
+}
+
+func (r *refused) close() {
+	r.ln.Close()
+	<-r.done
 }

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
@@ -184,14 +185,15 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 	return err
 }
 
-// Subscribe opens a subscription to the table (see Stream). An upstream
-// without subscriptions answers Unimplemented, which the error keeps.
-func (s *Source) Subscribe(ctx context.Context) (*Stream, error) {
+// Subscribe opens a subscription to the table (see Stream) whose snapshot is
+// at or past since. An upstream without subscriptions answers Unimplemented,
+// which the error keeps.
+func (s *Source) Subscribe(ctx context.Context, since position.LSN) (*Stream, error) {
 	c, callCtx, err := s.call(ctx)
 	if err != nil {
 		return nil, s.explain("subscribe to", err)
 	}
-	st, err := Subscribe(callCtx, c.Client, s.table, s.Allocator, s.HeartbeatTimeout)
+	st, err := Subscribe(callCtx, c.Client, s.table, since, s.Allocator, s.HeartbeatTimeout)
 	if err != nil {
 		return nil, s.explain("subscribe to", err)
 	}

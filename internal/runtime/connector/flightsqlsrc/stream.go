@@ -40,8 +40,8 @@ var ErrHeartbeatTimeout = errors.New("no message from the upstream within the he
 
 // Stream is the client side of a subscription (see wire.SubscribeRequest). Read
 // the snapshot with Snapshot first, then the changes with Next; Close ends it.
-// A Stream is not safe for concurrent use, but Close may be called from any
-// goroutine.
+// A Stream is not safe for concurrent use, but Stop may be called from any
+// goroutine to end a read in progress.
 type Stream struct {
 	// Position and Mode are the snapshot's position and the upstream's way of
 	// maintaining the result ("incremental" or "recompute: <why>").
@@ -66,7 +66,7 @@ type Stream struct {
 // and reads up to the snapshot's first batch. A server without subscriptions
 // answers Unimplemented. After the first message, silence longer than timeout
 // (DefaultHeartbeatTimeout when zero) ends the stream with ErrHeartbeatTimeout.
-func Subscribe(ctx context.Context, c flight.Client, table string, mem memory.Allocator, timeout time.Duration) (*Stream, error) {
+func Subscribe(ctx context.Context, c flight.Client, table string, since position.LSN, mem memory.Allocator, timeout time.Duration) (*Stream, error) {
 	if timeout <= 0 {
 		timeout = DefaultHeartbeatTimeout
 	}
@@ -76,14 +76,14 @@ func Subscribe(ctx context.Context, c flight.Client, table string, mem memory.Al
 	// upstream longer, and gRPC keepalives notice a dead peer meanwhile.
 	s.timer = time.AfterFunc(time.Hour, func() { cancel(ErrHeartbeatTimeout) })
 	s.timer.Stop()
-	if err := s.open(c, table, mem); err != nil {
+	if err := s.open(c, table, since, mem); err != nil {
 		s.Close()
 		return nil, s.cause(err)
 	}
 	return s, nil
 }
 
-func (s *Stream) open(c flight.Client, table string, mem memory.Allocator) error {
+func (s *Stream) open(c flight.Client, table string, since position.LSN, mem memory.Allocator) error {
 	// Wait, bounded, for the connection to be ready: while gRPC reconnects
 	// after a partition or a restart, a call that does not wait fails at once,
 	// and the feed's next attempt would come up to its back-off later than the
@@ -96,7 +96,7 @@ func (s *Stream) open(c flight.Client, table string, mem memory.Allocator) error
 	if err != nil {
 		return err
 	}
-	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: wire.SubscribeRequest{Subscribe: table}.Encode()}
+	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: wire.SubscribeRequest{Subscribe: table, Since: since}.Encode()}
 	if err := ex.Send(&flight.FlightData{FlightDescriptor: desc}); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
@@ -228,7 +228,13 @@ func (s *Stream) Next() (Change, error) {
 	}
 }
 
-// Close ends the stream. It is safe to call more than once.
+// Stop ends the stream's reads: a Next in progress, in any goroutine, returns
+// an error. It releases nothing; Close does, once no goroutine reads.
+func (s *Stream) Stop() { s.cancel(context.Canceled) }
+
+// Close ends the stream and releases what it holds. Call it once no goroutine
+// reads the stream (Stop ends a read in progress). It is safe to call more
+// than once.
 func (s *Stream) Close() {
 	if s.closed.Swap(true) {
 		return

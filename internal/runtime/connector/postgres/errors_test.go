@@ -127,6 +127,7 @@ func TestConnectionErrors(t *testing.T) {
 func TestPostgresDown(t *testing.T) {
 	ctx := context.Background()
 	dsn := newDatabase(t)
+	pg := pg.Get(t)
 	mustExec(t, dsn, `CREATE TABLE orders (id int4)`, `INSERT INTO orders VALUES (1)`)
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/connector/flightsqlsrc"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/wire"
@@ -192,12 +193,12 @@ func (s *Source) Scan(ctx context.Context, req engine.ScanRequest, fn func(engin
 // Subscribe opens a subscription to the table (see flightsqlsrc.Stream). An
 // upstream without subscriptions (Spice.ai Cloud) answers Unimplemented, which
 // the error keeps.
-func (s *Source) Subscribe(ctx context.Context) (*flightsqlsrc.Stream, error) {
+func (s *Source) Subscribe(ctx context.Context, since position.LSN) (*flightsqlsrc.Stream, error) {
 	c, ctx, err := s.call(ctx)
 	if err != nil {
 		return nil, s.explain("subscribe to", err)
 	}
-	st, err := flightsqlsrc.Subscribe(ctx, c, s.table, s.Allocator, 0)
+	st, err := flightsqlsrc.Subscribe(ctx, c, s.table, since, s.Allocator, 0)
 	if err != nil {
 		return nil, s.explain("subscribe to", err)
 	}

@@ -113,7 +113,7 @@ func TestSubscribe(t *testing.T) {
 	srv := runtimetest.StartServer(t, e, mem, func(s *flightsrv.Server) { s.APIKeys = apikey.ReadOnlyKeys("key") })
 
 	src := newSource(t, map[string]string{"spiceai_endpoint": "http://" + srv.Addr(), "spiceai_api_key": "key"}, "rankings")
-	st, err := src.Subscribe(context.Background())
+	st, err := src.Subscribe(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,17 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/base64"
+	"fmt"
+	"math"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 )
@@ -30,6 +35,55 @@ const (
 	msgBadCredentials = "invalid credentials: the API key or bearer token is none this runtime accepts " +
 		"(the keys are runtime.auth.api-key.keys of its spicepod; a token from another run of the runtime is void: handshake again)"
 )
+
+// throttlePort names the Flight port in the wrong-key log.
+const throttlePort = "flight"
+
+// tap authenticates a call from its headers when a stream opens, before any
+// of its messages is read: a call without a valid key costs the server its
+// headers only, whatever it sends after them. Health checks pass without a
+// key. A source that has sent too many wrong keys is refused before its
+// credentials are checked (apikey.Throttle). A call that authenticates lifts
+// its connection's pre-authentication budget (conns.go).
+func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if strings.HasPrefix(info.FullMethodName, healthPrefix) {
+		return ctx, nil
+	}
+	if s.keys.Empty() {
+		return withAccess(ctx, apikey.ReadWrite), nil
+	}
+	addr := ""
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		addr = p.Addr.String()
+	}
+	now := time.Now()
+	if hasCredentials(info.Header) {
+		if wait, ok := s.Throttle.Allow(addr, throttlePort, now); !ok {
+			return nil, status.Error(codes.ResourceExhausted, throttledMessage(wait))
+		}
+	}
+	a, err := s.authenticate(ctx)
+	if err != nil {
+		if hasCredentials(info.Header) {
+			s.Throttle.Failed(addr, throttlePort, now)
+		}
+		return nil, err
+	}
+	s.conns.trust(addr)
+	return withAccess(ctx, a), nil
+}
+
+// throttledMessage tells a source over its wrong-key budget when to retry.
+func throttledMessage(wait time.Duration) string {
+	return fmt.Sprintf("too many wrong API keys from this address: try again in %d s "+
+		"(after a burst of wrong keys an address gets one attempt a second; check the key the client sends)",
+		int(math.Ceil(wait.Seconds())))
+}
+
+// hasCredentials reports whether a call's headers carry any credentials.
+func hasCredentials(md metadata.MD) bool {
+	return len(md.Get(metadataAuthorization)) > 0 || len(md.Get(metadataAPIKey)) > 0
+}
 
 // authenticate checks the credentials of a call when the server has API keys
 // and returns the access they grant; without keys every call has read-write
@@ -76,6 +130,9 @@ func (s *Server) handshakeAuth(ctx context.Context) (apikey.Access, error) {
 	if s.keys.Empty() {
 		return apikey.ReadWrite, checkBasic(ctx)
 	}
+	if a, ok := accessOf(ctx); ok {
+		return a, nil
+	}
 	return s.authenticate(ctx)
 }
 
@@ -95,6 +152,12 @@ type accessKey struct{}
 
 func withAccess(ctx context.Context, a apikey.Access) context.Context {
 	return context.WithValue(ctx, accessKey{}, a)
+}
+
+// accessOf returns the access tap recorded for the call.
+func accessOf(ctx context.Context) (apikey.Access, bool) {
+	a, ok := ctx.Value(accessKey{}).(apikey.Access)
+	return a, ok
 }
 
 // requireWrite refuses with PermissionDenied a call whose credentials are
@@ -124,11 +187,12 @@ func decodeBasic(cred string) (user, password string, ok bool) {
 const healthPrefix = "/grpc.health.v1.Health/"
 
 // authUnary and authStream refuse calls without valid credentials, except
-// Handshake, which checks its own, and health checks.
+// Handshake, which checks its own, and health checks. tap has checked them
+// already and recorded their access; these check again any call it did not.
 // Both record the access of the credentials in the call's context for
 // requireWrite.
 func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if !strings.HasPrefix(info.FullMethod, healthPrefix) {
+	if _, ok := accessOf(ctx); !ok && !strings.HasPrefix(info.FullMethod, healthPrefix) {
 		a, err := s.authenticate(ctx)
 		if err != nil {
 			return nil, err
@@ -139,7 +203,7 @@ func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerI
 }
 
 func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if methodName(info.FullMethod) != "Handshake" && !strings.HasPrefix(info.FullMethod, healthPrefix) {
+	if _, ok := accessOf(ss.Context()); !ok && methodName(info.FullMethod) != "Handshake" && !strings.HasPrefix(info.FullMethod, healthPrefix) {
 		a, err := s.authenticate(ss.Context())
 		if err != nil {
 			return err

@@ -22,8 +22,13 @@ const testKey = "s3cret-key"
 
 const rankingsSQL = "select name, count from rankings order by count desc limit 5"
 
+// withKeys requires keys; the tests of wrong keys send many, so the throttle
+// lets them all through.
 func withKeys(keys ...string) func(*flightsrv.Server) {
-	return func(s *flightsrv.Server) { s.APIKeys = apikey.ReadOnlyKeys(keys...) }
+	return func(s *flightsrv.Server) {
+		s.APIKeys = apikey.ReadOnlyKeys(keys...)
+		s.Throttle = &apikey.Throttle{Burst: 1 << 20}
+	}
 }
 
 func basicAuth(ctx context.Context, user, password string) context.Context {

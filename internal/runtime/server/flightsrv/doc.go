@@ -48,6 +48,15 @@
 // send spice-min-position to wait (bounded by the engine) for fresher data, and
 // cache-control: no-cache to bypass the results cache.
 //
+// With APIKeys, every call but health checks is authenticated from its headers
+// when its stream opens (a tap handle), before any of its messages is read, and
+// a connection on which no call has authenticated is closed once it has sent
+// PreAuthBytes (growing back at PreAuthRate). Addresses that send too many
+// wrong keys get ResourceExhausted before their keys are checked
+// (apikey.Throttle). Every connection runs at most MaxStreams calls at once,
+// sends headers of at most DefaultMaxHeaderBytes, completes its preface within
+// ConnectTimeout and is closed after IdleTimeout without calls.
+//
 // Errors become gRPC codes in one place: bad SQL and unknown tables are
 // InvalidArgument with DuckDB's message; a dataset that has not loaded is
 // Unavailable and names it; a minimum position not reached in time is

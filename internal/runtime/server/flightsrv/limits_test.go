@@ -14,7 +14,7 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/flightsrv"
 )
 
-// Issue 10, finding 9: limits map to their own gRPC codes.
+// Limits map to their own gRPC codes.
 func TestErrorLimits(t *testing.T) {
 	r := newRecipe(t, func(e *engine.Engine) {
 		e.MaxResultBytes = 1 << 10
@@ -38,8 +38,8 @@ func TestErrorLimits(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument, "internal")
 }
 
-// Issue 10, finding 1 over Flight: distinct large texts, executed and prepared,
-// stay within the engine's and the server's limits.
+// Distinct large query texts over Flight, executed and prepared, stay within
+// the engine's and the server's limits.
 func TestQueryTextFloodStaysWithinLimits(t *testing.T) {
 	const limit = 1 << 20
 	r := newRecipe(t, func(e *engine.Engine) {

@@ -78,8 +78,8 @@ func TestPlainFlight(t *testing.T) {
 
 	// A ticket that is SQL text runs directly; the schema comes also for no rows.
 	got, fields = readTicket(t, c, call, []byte("SELECT id, name FROM products WHERE id = 3"))
-	if want := []string{"3|nintendo"}; !slices.Equal(got, want) {
-		t.Errorf("raw ticket rows=%q, want %q", got, want)
+	if want := []string{"3|nintendo"}; !slices.Equal(got, want) || !slices.Equal(fields, []string{"id", "name"}) {
+		t.Errorf("raw ticket rows=%q fields=%q, want %q and [id name]", got, fields, want)
 	}
 	got, fields = readTicket(t, c, call, []byte("SELECT id, name FROM products WHERE false"))
 	if len(got) != 0 || !slices.Equal(fields, []string{"id", "name"}) {

@@ -112,6 +112,23 @@ type Server struct {
 	// HeartbeatInterval is how long a subscription stream stays silent before
 	// a heartbeat marker is sent; DefaultHeartbeatInterval when zero.
 	HeartbeatInterval time.Duration
+	// Throttle slows down sources that present wrong keys (see
+	// apikey.Throttle); share one with the HTTP server. A private one when nil.
+	Throttle *apikey.Throttle
+	// PreAuthBytes and PreAuthRate bound what the server reads from a
+	// connection until a call on it presents a valid key (with API keys only):
+	// PreAuthBytes at once, growing back by PreAuthRate bytes a second; a
+	// connection past it is closed. Calls are authenticated from their headers
+	// before any of their messages is read. DefaultPreAuthBytes and
+	// DefaultPreAuthRate when zero.
+	PreAuthBytes, PreAuthRate int
+	// MaxStreams bounds the calls one connection runs at once;
+	// DefaultMaxStreams when zero.
+	MaxStreams int
+	// IdleTimeout closes a connection without calls for that long;
+	// ConnectTimeout bounds a new connection's TLS handshake and HTTP/2
+	// preface. DefaultIdleTimeout and DefaultConnectTimeout when zero.
+	IdleTimeout, ConnectTimeout time.Duration
 
 	engine Engine
 	addr   string
@@ -123,6 +140,7 @@ type Server struct {
 	grpc     *grpc.Server
 	tickets  *tickets
 	prepared *preparedStore
+	conns    *connGuard
 	health   *healthService
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -173,6 +191,7 @@ func (s *Server) Open() error {
 		s.tokens[a] = hex.EncodeToString(token)
 	}
 	s.keys = apikey.New(s.APIKeys)
+	s.conns = newConnGuard(s.PreAuthBytes, s.PreAuthRate, s.keys.Empty())
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.tickets = newTickets(s.TicketTTL, s.MaxTicketBytes)
 	s.prepared = newPreparedStore(s.PreparedTTL, s.MaxPrepared, s.MaxPreparedBytes)
@@ -185,11 +204,18 @@ func (s *Server) Open() error {
 	}
 	opts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(DefaultMaxRecvMsgBytes),
+		// Credentials are checked from a call's headers, before its messages
+		// are read (auth.go); the headers themselves are bounded.
+		grpc.InTapHandle(s.tap),
+		grpc.MaxHeaderListSize(DefaultMaxHeaderBytes),
+		grpc.MaxConcurrentStreams(uint32(s.MaxStreams)),
+		grpc.ConnectionTimeout(s.ConnectTimeout),
 		grpc.ChainUnaryInterceptor(s.unaryInterceptor, s.authUnary),
 		grpc.ChainStreamInterceptor(s.streamInterceptor, s.authStream),
 		// Clients (the api, chained runtimes) ping idle connections every 10 s to
 		// notice partitions; gRPC's default policy would answer that with GOAWAY.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: MinKeepaliveTime, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.IdleTimeout}),
 		// Calls run on long-lived goroutines whose stacks have grown already:
 		// a fresh goroutine per call spent about a tenth of a cached read's CPU
 		// growing its stack. When all are busy a call gets its own goroutine.
@@ -210,7 +236,7 @@ func (s *Server) Open() error {
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
-		if err := gs.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		if err := gs.Serve(guardListener{Listener: lis, g: s.conns}); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			s.Logger.Error("flight server stopped", "addr", lis.Addr().String(), logging.ErrorKey, err)
 		}
 	}()
@@ -246,6 +272,24 @@ func (s *Server) applyDefaults() {
 	if s.HeartbeatInterval <= 0 {
 		s.HeartbeatInterval = DefaultHeartbeatInterval
 	}
+	if s.Throttle == nil {
+		s.Throttle = &apikey.Throttle{Logger: s.Logger}
+	}
+	if s.PreAuthBytes <= 0 {
+		s.PreAuthBytes = DefaultPreAuthBytes
+	}
+	if s.PreAuthRate <= 0 {
+		s.PreAuthRate = DefaultPreAuthRate
+	}
+	if s.MaxStreams <= 0 {
+		s.MaxStreams = DefaultMaxStreams
+	}
+	if s.IdleTimeout <= 0 {
+		s.IdleTimeout = DefaultIdleTimeout
+	}
+	if s.ConnectTimeout <= 0 {
+		s.ConnectTimeout = DefaultConnectTimeout
+	}
 	if s.ServerName == "" {
 		s.ServerName = DefaultServerName
 	}
@@ -278,6 +322,20 @@ func (s *Server) Close(ctx context.Context) error {
 	s.wg.Wait()
 	s.tickets.clear()
 	return err
+}
+
+// Conns returns the open connections and how many of them have presented a
+// valid key (all of them without API keys), and how many were closed for
+// sending more than PreAuthBytes before that.
+func (s *Server) Conns() (open, trusted int, cut uint64) {
+	s.mu.Lock()
+	g := s.conns
+	s.mu.Unlock()
+	if g == nil {
+		return 0, 0, 0
+	}
+	open, trusted = g.count()
+	return open, trusted, g.cut.Load()
 }
 
 // HeldBytes is what the server holds between calls: results waiting for their

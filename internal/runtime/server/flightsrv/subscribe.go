@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/runtime/engine"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
@@ -25,7 +26,7 @@ const DefaultHeartbeatInterval = 5 * time.Second
 // *engine.Engine does. A server whose engine lacks it answers DoExchange with
 // Unimplemented, as a server without subscriptions does.
 type Subscriber interface {
-	Subscribe(ctx context.Context, name string) (*engine.Subscription, error)
+	SubscribeSince(ctx context.Context, name string, since position.LSN) (*engine.Subscription, error)
 }
 
 // DoExchange serves subscriptions (see wire.SubscribeRequest for the protocol):
@@ -49,7 +50,7 @@ func (v *service) DoExchange(stream flight.FlightService_DoExchangeServer) error
 	if !ok {
 		return status.Error(codes.Unimplemented, "this runtime serves no subscriptions; read the table with a query")
 	}
-	s, err := sub.Subscribe(stream.Context(), req.Subscribe)
+	s, err := sub.SubscribeSince(stream.Context(), req.Subscribe, req.Since)
 	if err != nil {
 		if cerr := stream.Context().Err(); cerr != nil {
 			return cerr // the client went away while the snapshot was computed

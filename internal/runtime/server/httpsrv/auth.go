@@ -2,8 +2,12 @@ package httpsrv
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/runtime/server/apikey"
 )
@@ -20,10 +24,15 @@ const msgReadOnly = "this API key is read-only: a refresh changes the runtime's 
 // accessKey is the request context's key for the caller's apikey.Access.
 type accessKey struct{}
 
+// throttlePort names the HTTP port in the wrong-key log.
+const throttlePort = "http"
+
 // authenticate refuses requests without a valid API key with 401, when the
 // server has keys, and records the key's access for requireWrite. The key is
 // read from X-API-Key, or from "Authorization: Bearer <key>". Without keys
-// every request has read-write access.
+// every request has read-write access. A client address that has sent too
+// many wrong keys gets 429 with Retry-After before its key is checked
+// (apikey.Throttle); /health and /v1/ready stay open to it.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	keys := apikey.New(s.APIKeys)
 	if keys.Empty() {
@@ -31,14 +40,33 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, withAccess(r, apikey.ReadWrite))
 		})
 	}
+	throttle := s.Throttle
+	if throttle == nil {
+		throttle = &apikey.Throttle{Logger: s.Logger}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a := keys.Access(requestKey(r)); a != apikey.None {
+		if openPaths[r.URL.Path] {
+			if a := keys.Access(requestKey(r)); a != apikey.None {
+				r = withAccess(r, a)
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		key, now := requestKey(r), time.Now()
+		if key != "" {
+			if wait, ok := throttle.Allow(r.RemoteAddr, throttlePort, now); !ok {
+				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+				text(w, http.StatusTooManyRequests, fmt.Sprintf("too many wrong API keys from this address: try again in %d s "+
+					"(after a burst of wrong keys an address gets one attempt a second; check the key the client sends)", int(math.Ceil(wait.Seconds()))))
+				return
+			}
+		}
+		if a := keys.Access(key); a != apikey.None {
 			next.ServeHTTP(w, withAccess(r, a))
 			return
 		}
-		if openPaths[r.URL.Path] {
-			next.ServeHTTP(w, r)
-			return
+		if key != "" {
+			throttle.Failed(r.RemoteAddr, throttlePort, now)
 		}
 		msg := "missing API key: send one of the runtime's keys (runtime.auth.api-key.keys of its spicepod) in the X-API-Key header"
 		if requestKey(r) != "" {

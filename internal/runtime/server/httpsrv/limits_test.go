@@ -64,7 +64,7 @@ func post(ctx context.Context, t *testing.T, url, sql string) (int, http.Header,
 	return resp.StatusCode, resp.Header, string(body)
 }
 
-// Issue 10, finding 9: limits answer with their own status and say what to do.
+// Limits answer with their own status and say what to do.
 func TestSQLStatusCodes(t *testing.T) {
 	_, url := MustServer(t, func(e *engine.Engine) {
 		e.MaxResultBytes = 1 << 10
@@ -112,7 +112,7 @@ func startHeavy(t *testing.T, e *engine.Engine, url string, n, want int) {
 	})
 }
 
-// Issue 10, finding 2: heavy ad-hoc queries cannot starve a ranking read.
+// Heavy ad-hoc queries cannot starve a ranking read.
 func TestRankingAnswersWhileHeavyQueriesRun(t *testing.T) {
 	e, url := MustServer(t, func(e *engine.Engine) {
 		e.Admission = engine.Admission{Slots: 4, HeavySlots: 2, QueueTimeout: time.Minute}
@@ -140,7 +140,7 @@ func TestBusyAnswers503(t *testing.T) {
 	}
 }
 
-// Issue 10, finding 8: a client that sends its body slowly is cut off.
+// A client that sends its body slowly is cut off.
 func TestSlowBodyIsCut(t *testing.T) {
 	_, url := MustServer(t, nil, func(s *httpsrv.Server) { s.ReadTimeout = 300 * time.Millisecond })
 	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
@@ -156,8 +156,8 @@ func TestSlowBodyIsCut(t *testing.T) {
 	}
 }
 
-// Issue 10, finding 1: distinct large query texts do not grow what the runtime
-// holds past its limits.
+// Distinct large query texts do not grow what the runtime holds past its
+// limits.
 func TestQueryTextFloodStaysWithinLimits(t *testing.T) {
 	const limit = 1 << 20
 	e, url := MustServer(t, func(e *engine.Engine) {

@@ -59,6 +59,10 @@ type Server struct {
 	// /v1/ready (header X-API-Key); a refresh needs a read-write one (403
 	// otherwise). See auth.go.
 	APIKeys []apikey.Key
+	// Throttle slows down addresses that send wrong keys (see
+	// apikey.Throttle); share one with the Flight server. A private one when
+	// nil.
+	Throttle *apikey.Throttle
 	// TLS, when set, makes the listener speak TLS only.
 	TLS *tls.Config
 	// MaxQueryBytes bounds the body of POST /v1/sql; DefaultMaxQueryBytes when

@@ -38,18 +38,14 @@ func newApplier(f *Feed, tables []*table, start position.LSN) *applier {
 }
 
 func (a *applier) run(ctx context.Context, events <-chan event) error {
-	var due <-chan time.Time // set while a batch waits for its turn (ApplyShare)
 	for {
-		var ev event
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev = <-events:
+		case ev := <-events:
 			if err := a.handle(ev); err != nil {
 				return err
 			}
-		case <-due:
-			due = nil
 		}
 		if a.open || a.batch.pos <= a.applied {
 			continue
@@ -58,16 +54,32 @@ func (a *applier) run(ctx context.Context, events <-chan event) error {
 		if len(events) > 0 && !full {
 			continue
 		}
+		// While the pacer holds the batch back, the applier sleeps instead of
+		// waking for every message that arrives; it reads them all when it
+		// wakes (the queue holds eventQueue of them).
 		if wait := a.pacer.Wait(); wait > 0 && !full {
-			if due == nil {
-				due = time.After(wait)
+			if !sleep(ctx, wait) {
+				return nil
 			}
-			continue
+			if len(events) > 0 {
+				continue
+			}
 		}
-		due = nil
 		if err := a.flush(ctx); err != nil {
 			return err
 		}
+	}
+}
+
+// sleep waits for d, or until ctx ends (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

@@ -15,7 +15,7 @@
 //	}
 //
 // and for `dataruntime drop-slots`: cdc.Drop(ctx, cfg.Postgres, cfg.Slot, cfg.Publication)
-// for each Config.
+// for each Config, which says whether the slot and the publication existed.
 //
 // Start. With nothing stored (first start, or mode: memory) the feed creates the
 // slot with EXPORT_SNAPSHOT, copies every table in a REPEATABLE READ transaction

@@ -96,7 +96,10 @@ func TestTransactionsApplyWhole(t *testing.T) {
 		}
 	}
 	r.wait(t, currentLSN(t, dsn))
-	waitFor(t, "a read after the last write", func() bool { n := reads.Load(); time.Sleep(50 * time.Millisecond); return reads.Load() > n })
+	// The read in flight now may have begun before the last write was applied;
+	// the one after it began later.
+	after := reads.Load() + 2
+	waitFor(t, "a read begun after the last write", func() bool { return reads.Load() >= after })
 	cancel()
 	wg.Wait()
 	if msg := bad.Load(); msg != nil {

@@ -141,8 +141,9 @@ func TestResnapshotWhenSlotCannotResume(t *testing.T) {
 // walsender), and the slot's confirmed position keeps moving thanks to the
 // heartbeat, as does the datasets' watermark.
 func TestIdleStreamStaysUpAndMovesTheSlot(t *testing.T) {
-	mustExec(t, pg.DSN, `ALTER SYSTEM SET wal_sender_timeout = '2s'`, `SELECT pg_reload_conf()`)
-	t.Cleanup(func() { mustExec(t, pg.DSN, `ALTER SYSTEM RESET wal_sender_timeout`, `SELECT pg_reload_conf()`) })
+	admin := pg.Get(t).DSN
+	mustExec(t, admin, `ALTER SYSTEM SET wal_sender_timeout = '2s'`, `SELECT pg_reload_conf()`)
+	t.Cleanup(func() { mustExec(t, admin, `ALTER SYSTEM RESET wal_sender_timeout`, `SELECT pg_reload_conf()`) })
 	dsn := pg.NewDatabase(t)
 	mustExec(t, dsn, recipeSchema...)
 	mustExec(t, dsn, `INSERT INTO products VALUES (1, 'a')`, `INSERT INTO orders (product_id, count) VALUES (1, 1)`)
@@ -171,7 +172,7 @@ func TestIdleStreamStaysUpAndMovesTheSlot(t *testing.T) {
 }
 
 // A memory-mode runtime drops its slot on a clean shutdown; a file-mode one keeps
-// it, and cdc.Drop removes it and the publication.
+// it, and cdc.Drop removes it and the publication, saying what it found.
 func TestShutdownAndDropLeaveNoSlot(t *testing.T) {
 	dsn := pg.NewDatabase(t)
 	mustExec(t, dsn, recipeSchema...)
@@ -186,15 +187,15 @@ func TestShutdownAndDropLeaveNoSlot(t *testing.T) {
 	r = startRuntime(t, pod(dsn, "file"), filepath.Join(t.TempDir(), "sample.duckdb"), nil)
 	r.wait(t, currentLSN(t, dsn))
 	ctx := context.Background()
-	if err := cdc.Drop(ctx, r.cfg.Postgres, r.cfg.Slot, r.cfg.Publication); err == nil {
+	if _, err := cdc.Drop(ctx, r.cfg.Postgres, r.cfg.Slot, r.cfg.Publication); err == nil {
 		t.Fatal("Drop of a slot in use succeeded")
 	}
 	r.stop(t)
 	if !slotOf(t, dsn, r.cfg.Slot).exists {
 		t.Fatal("file mode dropped its slot on a clean shutdown")
 	}
-	if err := cdc.Drop(ctx, r.cfg.Postgres, r.cfg.Slot, r.cfg.Publication); err != nil {
-		t.Fatalf("Drop: %v", err)
+	if d, err := cdc.Drop(ctx, r.cfg.Postgres, r.cfg.Slot, r.cfg.Publication); err != nil || d != (cdc.Dropped{Slot: true, Publication: true}) {
+		t.Fatalf("Drop: %+v, %v; want both dropped", d, err)
 	}
 	if s := slotOf(t, dsn, r.cfg.Slot); s.exists {
 		t.Fatalf("Drop left slot %s behind", r.cfg.Slot)
@@ -202,8 +203,8 @@ func TestShutdownAndDropLeaveNoSlot(t *testing.T) {
 	if got := pgRows(t, dsn, `SELECT pubname FROM pg_publication`); len(got) != 0 {
 		t.Fatalf("Drop left publications %v behind", got)
 	}
-	if err := cdc.Drop(ctx, r.cfg.Postgres, r.cfg.Slot, r.cfg.Publication); err != nil {
-		t.Fatalf("Drop of nothing: %v", err)
+	if d, err := cdc.Drop(ctx, r.cfg.Postgres, r.cfg.Slot, r.cfg.Publication); err != nil || d != (cdc.Dropped{}) {
+		t.Fatalf("Drop of nothing: %+v, %v; want nothing dropped", d, err)
 	}
 }
 
@@ -216,6 +217,7 @@ func TestReconnectsAfterPostgresRestart(t *testing.T) {
 	r.wait(t, currentLSN(t, dsn))
 
 	ctx := context.Background()
+	pg := pg.Get(t)
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -147,31 +147,43 @@ func dropSlot(ctx context.Context, cfg postgres.Config, slot string) error {
 	return fmt.Errorf("drop replication slot %s: %w", slot, err)
 }
 
+// Dropped says what Drop found and dropped.
+type Dropped struct {
+	Slot, Publication bool
+}
+
 // Drop removes the replication slot and the publication a runtime owns (the
-// `dataruntime drop-slots` command). Either may be missing already. A slot that a
-// running runtime streams from is not dropped: the error wraps ErrSlotInUse.
-func Drop(ctx context.Context, cfg postgres.Config, slot, publication string) error {
+// `dataruntime drop-slots` command) and says which of them existed. Either may
+// be missing already. A slot that a running runtime streams from is not
+// dropped: the error wraps ErrSlotInUse.
+func Drop(ctx context.Context, cfg postgres.Config, slot, publication string) (Dropped, error) {
+	var d Dropped
 	conn, err := pgx.ConnectConfig(ctx, cfg.PoolConfig.ConnConfig)
 	if err != nil {
-		return fmt.Errorf("drop slot %s: connect: %w", slot, err)
+		return d, fmt.Errorf("drop slot %s: connect: %w", slot, err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	s, err := readSlot(ctx, conn, slot)
 	if err != nil {
-		return err
+		return d, err
 	}
 	if s.exists {
 		if s.activePID != 0 {
-			return fmt.Errorf("drop replication slot %s: %w by process %d: stop the runtime that streams from it first", slot, ErrSlotInUse, s.activePID)
+			return d, fmt.Errorf("drop replication slot %s: %w by process %d: stop the runtime that streams from it first", slot, ErrSlotInUse, s.activePID)
 		}
 		if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, slot); err != nil {
-			return fmt.Errorf("drop replication slot %s: %w", slot, err)
+			return d, fmt.Errorf("drop replication slot %s: %w", slot, err)
 		}
+		d.Slot = true
 	}
-	if publication != "" {
-		if _, err := conn.Exec(ctx, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{publication}.Sanitize()); err != nil {
-			return fmt.Errorf("drop publication %s: %w", publication, err)
-		}
+	if publication == "" {
+		return d, nil
 	}
-	return nil
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)`, publication).Scan(&d.Publication); err != nil {
+		return d, fmt.Errorf("look up publication %s: %w", publication, err)
+	}
+	if _, err := conn.Exec(ctx, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{publication}.Sanitize()); err != nil {
+		return d, fmt.Errorf("drop publication %s: %w", publication, err)
+	}
+	return d, nil
 }

@@ -87,6 +87,11 @@ func (f *Feed) receive(ctx context.Context, conn *pgconn.PgConn, events chan<- e
 		return nil
 	}
 	push := func(ev event) error {
+		select { // the applier keeps up: no timer
+		case events <- ev:
+			return nil
+		default:
+		}
 		for {
 			t := time.NewTimer(time.Until(next))
 			select {
@@ -103,15 +108,30 @@ func (f *Feed) receive(ctx context.Context, conn *pgconn.PgConn, events chan<- e
 			}
 		}
 	}
+	// Reads wait until the next acknowledgement is due: a read deadline on
+	// the connection, set when that time moves, and moved to now when ctx
+	// ends, rather than a context with a deadline for every message (a timer
+	// and a context watch per message, a few of them per change).
+	nc := conn.Conn()
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetReadDeadline(time.Now()) })
+	defer stop()
+	var deadline time.Time
 	for {
 		if !time.Now().Before(next) {
 			if err := ack(); err != nil {
 				return err
 			}
 		}
-		rctx, cancel := context.WithDeadline(ctx, next)
-		msg, err := conn.ReceiveMessage(rctx)
-		cancel()
+		if !next.Equal(deadline) {
+			if err := nc.SetReadDeadline(next); err != nil {
+				return fmt.Errorf("receive from slot %s: %w", f.cfg.Slot, err)
+			}
+			deadline = next
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		msg, err := conn.ReceiveMessage(context.Background())
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
