@@ -384,8 +384,8 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 ## Benchmark -----------------------------------------------------------------
 
 # Where bench finds the stack: the loopback ports docker-compose.yml publishes.
-# (Runtimes' own HTTP APIs can be added as hops with --accelerated-http and
-# --materialized-http; they duplicate the api's hops and double the read load.)
+# (--runtime-hops adds the ranking read on each runtime's own HTTP API as
+# freshness hops; they duplicate the api's hops and double the read load.)
 BENCH_ENDPOINTS = --url http://127.0.0.1:$${API_PORT:-9999} \
 	--postgres-url "postgres://postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?$(PG_SSL)" \
 	--accelerated-metrics http://$$(metrics_addr accelerated $${ACCELERATED_METRICS_PORT-9090})/metrics \
@@ -431,7 +431,7 @@ bench-heavy: ## ranking reads idle and under six unique heavy cross joins on the
 	@curl -fsS -o /dev/null http://127.0.0.1:$${API_PORT:-9999}/readyz 2>/dev/null || $(MAKE) --no-print-directory up
 	$(BENCH_SHELL_FUNCS) $(GO) run $(BENCH_RUN) ./cmd/bench heavy --url http://127.0.0.1:$${API_PORT:-9999} \
 		--postgres-url "postgres://postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?$(PG_SSL)" \
-		--runtime-url $(RUNTIME_SCHEME)://127.0.0.1:$(ACCELERATED_HTTP_PORT) $(HEAVY_ARGS)
+		--accelerated-runtime $(RUNTIME_SCHEME)://127.0.0.1:$(ACCELERATED_HTTP_PORT) $(HEAVY_ARGS)
 
 # make bench-scale: the scale run, per size of SIZES (orders seeded
 # inside Postgres with generate_series, ascending, never removed): CPU per change
@@ -479,8 +479,8 @@ bench-restart: ## restarts at scale: time to ready and caught up, peak RSS, per 
 	set -a; . ./$(SECRETS_FILE); set +a; export PGPASSWORD="$${POSTGRES_PASSWORD}"; \
 	COMPOSE='$(COMPOSE)' $(GO) run ./cmd/bench restart --sizes $(RESTART_SIZES) \
 		--postgres-url "postgres://postgres@127.0.0.1:$${POSTGRES_PORT:-5432}/postgres?sslmode=disable" \
-		--accelerated-http http://127.0.0.1:$(ACCELERATED_HTTP_PORT) --accelerated-metrics http://127.0.0.1:$(ACCELERATED_METRICS_PORT)/metrics \
-		--materialized-http http://127.0.0.1:$(MATERIALIZED_HTTP_PORT) --materialized-metrics http://127.0.0.1:$(MATERIALIZED_METRICS_PORT)/metrics \
+		--accelerated-runtime http://127.0.0.1:$(ACCELERATED_HTTP_PORT) --accelerated-metrics http://127.0.0.1:$(ACCELERATED_METRICS_PORT)/metrics \
+		--materialized-runtime http://127.0.0.1:$(MATERIALIZED_HTTP_PORT) --materialized-metrics http://127.0.0.1:$(MATERIALIZED_METRICS_PORT)/metrics \
 		$(RESTART_ARGS)
 
 # About a minute, on the data as it is: a smoke run.

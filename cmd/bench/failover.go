@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/bench"
@@ -26,7 +25,8 @@ type failoverOptions struct {
 // to 1 (the others drain and stop).
 func failoverFlags(o *failoverOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("bench failover", flag.ContinueOnError)
-	o.apiFlags(fs)
+	o.urlFlag(fs)
+	o.projectFlag(fs)
 	fs.StringVar(&o.cfg.Path, "path", "/ranking-materialized", "the path read")
 	fs.IntVar(&o.cfg.Concurrency, "c", 100, "connections of the closed loop")
 	fs.DurationVar(&o.cfg.Duration, "z", 40*time.Second, "length of the load")
@@ -42,37 +42,36 @@ func failoverFlags(o *failoverOptions) *flag.FlagSet {
 
 func runFailover(ctx context.Context, o *failoverOptions, stdout io.Writer) error {
 	st := o.stack()
-	st.Compose = strings.Fields(envOr("COMPOSE", strings.Join(bench.DefaultCompose(), " ")))
 	defer st.Close()
 	reps := &bench.Replicas{Stack: st, Service: o.service}
-	if n, err := reps.Running(ctx); err != nil || n != o.replicas {
-		return fmt.Errorf("%d replicas of %s run, want %d (%v): start the stack with make up MATERIALIZED_REPLICAS=%d", n, o.service, o.replicas, err, o.replicas)
+	if cs, err := st.Containers(ctx, o.service, false); err != nil || len(cs) != o.replicas {
+		return fmt.Errorf("%d replicas of %s run, want %d (%v): start the stack with make up MATERIALIZED_REPLICAS=%d", len(cs), o.service, o.replicas, err, o.replicas)
 	}
 	var victim string
 	var killedAt time.Time
 	cfg := o.cfg
-	add := func(at time.Duration, name string, do func(context.Context) (string, error)) {
-		if at > 0 {
-			cfg.Events = append(cfg.Events, bench.FailoverEvent{Name: name, At: at, Do: do})
+	for _, ev := range []bench.FailoverEvent{
+		{Name: "SIGKILL one replica", At: o.killAt, Do: func(ctx context.Context) (string, error) {
+			var err error
+			killedAt = time.Now()
+			victim, err = reps.Kill(ctx)
+			return "killed the replica at " + victim, err
+		}},
+		{Name: "add a replica", At: o.addAt, Do: func(ctx context.Context) (string, error) {
+			return fmt.Sprintf("scaled %s to %d", o.service, o.replicas), reps.Scale(ctx, o.replicas)
+		}},
+		{Name: "scale down to 1", At: o.downAt, Do: func(ctx context.Context) (string, error) {
+			return fmt.Sprintf("scaled %s to 1", o.service), reps.Scale(ctx, 1)
+		}},
+	} {
+		if ev.At > 0 {
+			cfg.Events = append(cfg.Events, ev)
 		}
 	}
-	add(o.killAt, "SIGKILL one replica", func(ctx context.Context) (string, error) {
-		var err error
-		killedAt = time.Now()
-		victim, err = reps.Kill(ctx)
-		return "killed the replica at " + victim, err
-	})
-	add(o.addAt, "add a replica", func(ctx context.Context) (string, error) {
-		return fmt.Sprintf("scaled %s to %d", o.service, o.replicas), reps.Scale(ctx, o.replicas)
-	})
-	add(o.downAt, "scale down to 1", func(ctx context.Context) (string, error) {
-		return fmt.Sprintf("scaled %s to 1", o.service), reps.Scale(ctx, 1)
-	})
 	start := time.Now()
 	c := bench.NewClient(o.url, cfg.Concurrency, 0)
 	defer c.Close()
-	res := bench.RunFailover(ctx, c, cfg)
-	fmt.Fprint(stdout, bench.FailoverMarkdown(cfg, res))
+	fmt.Fprint(stdout, bench.FailoverMarkdown(bench.RunFailover(ctx, c, cfg)))
 	if victim != "" {
 		for _, line := range reps.Ejection(ctx, start, victim, killedAt) {
 			fmt.Fprintf(stdout, "- %s\n", line)

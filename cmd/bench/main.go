@@ -26,11 +26,14 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// errUsage marks flags that parse but do not make sense together.
+var errUsage = errors.New("bad flags")
+
 // run parses args and runs the command they name: exit status 0 when it
 // measured (goals missed or not), 1 when the stack is unreachable or the tool
 // failed, 2 on bad flags.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := rootCommand(args, stdout, stderr)
+	root := rootCommand(commandLine(args), stdout, stderr)
 	if err := root.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -48,26 +51,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// errUsage marks flags that parse but do not make sense together.
-var errUsage = errors.New("bad flags")
-
-// rootCommand is bench and its subcommands; args are recorded in the reports.
-func rootCommand(args []string, stdout, stderr io.Writer) *ffcli.Command {
-	line := commandLine(args)
-	scale := &scaleOptions{}
-	wr, hv, fo, rs := &writesOptions{}, &heavyOptions{}, &failoverOptions{}, &restartOptions{}
-	sub := []*ffcli.Command{
-		{Name: "writes", ShortUsage: "bench writes [flags]", ShortHelp: "the write path: the rate the command side and the whole chain sustain, F, the ceiling, overload (make bench-writes)",
-			FlagSet: writesFlags(wr), Exec: func(ctx context.Context, _ []string) error { return runWrites(ctx, wr, line, stdout) }},
-		{Name: "heavy", ShortUsage: "bench heavy [flags]", ShortHelp: "ranking reads idle and under six unique heavy cross joins on runtime 1 (make bench-heavy)",
-			FlagSet: heavyFlags(hv), Exec: func(ctx context.Context, _ []string) error { return runHeavy(ctx, hv, stdout) }},
-		{Name: "failover", ShortUsage: "bench failover [flags]", ShortHelp: "reads while materialized replicas are killed, added and scaled down (make bench-failover)",
-			FlagSet: failoverFlags(fo), Exec: func(ctx context.Context, _ []string) error { return runFailover(ctx, fo, stdout) }},
-		{Name: "restart", ShortUsage: "bench restart [flags]", ShortHelp: "restarts at scale: time to ready and caught up, peak RSS, per mode (make bench-restart)",
-			FlagSet: restartFlags(rs), Exec: func(ctx context.Context, _ []string) error { return runRestart(ctx, rs, line, stdout) }},
-	}
-	for _, c := range sub {
-		c.FlagSet.SetOutput(stderr)
+// rootCommand is bench and its subcommands; line is recorded in the reports.
+func rootCommand(line string, stdout, stderr io.Writer) *ffcli.Command {
+	scale, wr, hv, fo, rs := &scaleOptions{}, &writesOptions{}, &heavyOptions{}, &failoverOptions{}, &restartOptions{}
+	cmd := func(name, help string, fs *flag.FlagSet, exec func(context.Context) error) *ffcli.Command {
+		fs.SetOutput(stderr)
+		return &ffcli.Command{Name: name, ShortUsage: "bench " + name + " [flags]", ShortHelp: help, FlagSet: fs,
+			Exec: func(ctx context.Context, _ []string) error { return exec(ctx) }}
 	}
 	fs := scaleFlags(scale)
 	fs.SetOutput(stderr)
@@ -83,8 +73,17 @@ sizes (make bench, make bench-scale, make bench-quick):
 
 Exit status: 0 when it measured (goals missed or not), 1 when the stack is
 unreachable or the tool failed, 2 on bad flags.`,
-		FlagSet:     fs,
-		Subcommands: sub,
+		FlagSet: fs,
+		Subcommands: []*ffcli.Command{
+			cmd("writes", "the write path: the rate the command side and the whole chain sustain, F, the ceiling, overload (make bench-writes)",
+				writesFlags(wr), func(ctx context.Context) error { return runWrites(ctx, wr, line, stdout) }),
+			cmd("heavy", "ranking reads idle and under six unique heavy cross joins on runtime 1 (make bench-heavy)",
+				heavyFlags(hv), func(ctx context.Context) error { return runHeavy(ctx, hv, stdout) }),
+			cmd("failover", "reads while materialized replicas are killed, added and scaled down (make bench-failover)",
+				failoverFlags(fo), func(ctx context.Context) error { return runFailover(ctx, fo, stdout) }),
+			cmd("restart", "restarts at scale: time to ready and caught up, peak RSS, per mode (make bench-restart)",
+				restartFlags(rs), func(ctx context.Context) error { return runRestart(ctx, rs, line, stdout) }),
+		},
 		Exec: func(ctx context.Context, rest []string) error {
 			if len(rest) > 0 {
 				return fmt.Errorf("%w: unknown subcommand %q; see bench --help", errUsage, rest[0])

@@ -67,7 +67,7 @@ func TestScaleFlags(t *testing.T) {
 	if c.Requests != bench.DefaultRequests || c.Concurrency != bench.DefaultConcurrency || c.Scale != nil || !slices.Equal(c.Rates, []float64{200, 1000}) {
 		t.Fatalf("config=%+v, want the recipe's -n20000 -c100 on current data", c)
 	}
-	if c.Warmup >= 0 || c.WriteRate != 0 || o.postgresURL != DefaultPostgresURL || o.out != DefaultOutDir {
+	if c.Warmup != 0 || c.WriteRate != 0 || o.postgresURL != DefaultPostgresURL || o.out != DefaultOutDir {
 		t.Fatalf("warmup=%v write rate=%v options=%+v", c.Warmup, c.WriteRate, o.stackOptions)
 	}
 	for _, args := range [][]string{{"--scale", "1M,10k"}, {"--scale", "lots"}, {"--rate", "-3"}, {"-c", "0"}, {"--freshness-concurrency", "0"}} {

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/cqrs-spice/cqrs/internal/bench"
 )
@@ -14,19 +12,18 @@ import (
 // writesOptions are the flags of bench writes.
 type writesOptions struct {
 	stackOptions
-	cfg   bench.WritesConfig
-	rates floatList
-	mode  string
-	notes []string
+	cfg  bench.WritesConfig
+	mode string
 }
 
 // writesFlags is the flag set of bench writes.
 func writesFlags(o *writesOptions) *flag.FlagSet {
 	c := &o.cfg
 	fs := flag.NewFlagSet("bench writes", flag.ContinueOnError)
-	o.apiFlags(fs)
-	o.rates = bench.DefaultWriteRates
-	fs.Var(&o.rates, "rates", "comma-separated rates in orders/s; 100 is the quiet rate, 1000 the goals'")
+	o.urlFlag(fs)
+	o.projectFlag(fs)
+	c.Rates = bench.DefaultWriteRates
+	fs.Var(rates(&c.Rates), "rates", "comma-separated rates in orders/s; 100 is the quiet rate, 1000 the goals'")
 	fs.DurationVar(&c.Step, "step", bench.DefaultWriteStep, "length of each step (one configuration at one rate)")
 	fs.IntVar(&c.Rounds, "rounds", bench.DefaultWriteRounds, "rounds of every rate, each configuration once per rate and round")
 	fs.IntVar(&c.Refine, "refine", bench.DefaultRefine, "ramp: steps per configuration after the rounds, to narrow its sustained rate (0: none)")
@@ -42,12 +39,13 @@ func writesFlags(o *writesOptions) *flag.FlagSet {
 	fs.DurationVar(&c.CatchUpTimeout, "catch-up-timeout", bench.DefaultCatchUpTimeout, "longest wait for both runtimes to cover the last write")
 	fs.DurationVar(&c.Timeout, "timeout", bench.DefaultTimeout, "timeout of each request")
 	fs.Func("note", "a note for the report, e.g. what else the machine was doing (repeatable)", func(s string) error {
-		o.notes = append(o.notes, s)
+		c.Notes = append(c.Notes, s)
 		return nil
 	})
-	o.postgresFlag(fs, DefaultPostgresURL, "Postgres for the ceiling's backlog and the orders count")
-	o.runtimeFlags(fs)
-	o.resultFlags(fs, "docs page whose generated:bench-writes block gets the goals")
+	o.postgresFlag(fs, "Postgres for the ceiling's backlog and the orders count")
+	o.runtimeFlags(fs, "", "", "", "")
+	fs.StringVar(&o.apiMetrics, "api-metrics", "", "the api's Prometheus URL for its memory (default: --url + /metrics; \"none\": skip)")
+	o.resultFlags(fs, "bench-writes", "the goals")
 	return fs
 }
 
@@ -61,24 +59,11 @@ func runWrites(ctx context.Context, o *writesOptions, line string, stdout io.Wri
 	case c.Step <= 0 || c.Rounds <= 0 || c.Refine < 0 || c.TraceRate <= 0 || c.LoneRate <= 0:
 		return fmt.Errorf("%w: --step, --rounds, --trace-rate and --lone-rate must be > 0, --refine >= 0", errUsage)
 	}
-	// 0 means none for these flags, negative for the runner.
-	if c.Refine == 0 {
-		c.Refine = -1
-	}
-	if c.Backlog == 0 {
-		c.Backlog = -1
-	}
-	for _, d := range []*time.Duration{&c.LoneWindow, &c.OverloadFor} {
-		if *d == 0 {
-			*d = -1
-		}
-	}
-	c.BaseURL, c.Rates, c.Notes, c.Command = o.url, o.rates, o.notes, line
-	c.Accelerated, c.Materialized = o.endpoint(o.accRuntime, "ACCELERATED_API_KEY"), o.endpoint(o.matRuntime, "MATERIALIZED_API_KEY")
-	c.Stack, c.Processes = o.stack(), o.processes()
+	c.BaseURL, c.Command, c.Stack, c.Processes = o.url, line, o.stack(), o.processes()
+	c.Accelerated, c.Materialized = o.runtimes()
 	defer c.Stack.Close()
 	c.Runtimes = &bench.StackRuntimes{Stack: c.Stack, Services: []string{"accelerated", "materialized"}, Stop: o.mode == "stop"}
-	pg, err := o.openPostgres(ctx)
+	pg, err := o.openPostgres(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -93,24 +78,18 @@ func runWrites(ctx context.Context, o *writesOptions, line string, stdout io.Wri
 		return err
 	}
 	if pg != nil {
-		if n, cerr := bench.NewSeeder(pg).Count(context.WithoutCancel(ctx)); cerr == nil {
+		if n, cerr := pg.Count(context.WithoutCancel(ctx)); cerr == nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("orders in the table at the end of the run: %d", n))
 		}
 	}
+	block := "bench-writes"
 	if err != nil {
-		rep.Notes = append(rep.Notes, "the run ended early: "+err.Error())
+		rep.Notes, block = append(rep.Notes, "the run ended early: "+err.Error()), ""
 	}
 	md := bench.WritesMarkdown(rep)
-	js, jerr := json.MarshalIndent(rep, "", "  ")
-	if jerr != nil {
-		return fmt.Errorf("encode results: %w", jerr)
-	}
 	fmt.Fprintf(stdout, "\n%s\n", md)
-	if serr := save(o.out, map[string]string{"writes-latest.md": md, "writes-latest.json": string(js) + "\n"}, stdout); serr != nil {
-		return serr
-	}
-	if err == nil {
-		updateDocs(o.docs, "bench-writes", bench.WritesSummary(rep), rep.Started, stdout)
+	if perr := o.publish(stdout, md, rep, []string{"writes-latest"}, block, bench.WritesSummary(rep), rep.Started); perr != nil {
+		return perr
 	}
 	return err
 }

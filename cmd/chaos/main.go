@@ -22,8 +22,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cqrs-spice/cqrs/internal/bench"
 	"github.com/cqrs-spice/cqrs/internal/chaos"
-	"github.com/cqrs-spice/cqrs/internal/docgen"
 )
 
 // QuickFaults are the faults of --quick, the CI setting.
@@ -36,9 +36,7 @@ type config struct {
 	project, dir, faults, out, docs string
 	portBase                        int
 	quick, down, fresh              bool
-	partition                       time.Duration
-	seed                            int64
-	loadRate                        float64
+	set                             chaos.Settings
 	opts                            chaos.Options
 }
 
@@ -61,10 +59,10 @@ func flags(c *config) *flag.FlagSet {
 	fs.IntVar(&c.portBase, "port-base", 19990, "host ports base, base+1, ... for "+strings.Join(chaos.PortVars, ", "))
 	fs.StringVar(&c.faults, "faults", "", "comma-separated faults to run, in order (default: all)")
 	fs.BoolVar(&c.quick, "quick", false, "the CI setting: "+strings.Join(QuickFaults, ", ")+" with a 10 s partition")
-	fs.DurationVar(&c.partition, "partition", chaos.DefaultPartition, "how long a partition lasts")
-	fs.Int64Var(&c.seed, "seed", chaos.DefaultSeed, "orders in Postgres before the kills during a snapshot")
+	fs.DurationVar(&c.set.Partition, "partition", chaos.DefaultPartition, "how long a partition lasts")
+	fs.Int64Var(&c.set.Seed, "seed", chaos.DefaultSeed, "orders in Postgres before the kills during a snapshot")
 	fs.Float64Var(&c.opts.WriteRate, "write-rate", chaos.DefaultWriteRate, "orders per second during every round but the load rounds")
-	fs.Float64Var(&c.loadRate, "load-rate", chaos.DefaultLoadRate, "orders per second of the load rounds: pass 80% of the whole chain's sustained rate that make bench-writes finds; the overload rounds write twice that")
+	fs.Float64Var(&c.opts.LoadRate, "load-rate", chaos.DefaultLoadRate, "orders per second of the load rounds: pass 80% of the whole chain's sustained rate that make bench-writes finds; the overload rounds write twice that")
 	fs.IntVar(&c.opts.ReadersPerPath, "readers", chaos.DefaultReadersPerPath, "readers per ranking endpoint")
 	fs.DurationVar(&c.opts.Warmup, "warmup", chaos.DefaultWarmup, "workload before each fault")
 	fs.DurationVar(&c.opts.Settle, "settle", chaos.DefaultSettle, "workload after each recovery")
@@ -83,15 +81,16 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	partitionSet := false
+	fs.Visit(func(f *flag.Flag) { partitionSet = partitionSet || f.Name == "partition" })
 	if c.quick && c.faults == "" {
 		c.faults = strings.Join(QuickFaults, ",")
 	}
-	if c.quick && !set["partition"] {
-		c.partition = 10 * time.Second
+	if c.quick && !partitionSet {
+		c.set.Partition = 10 * time.Second
 	}
-	catalog := chaos.Catalog(chaos.Settings{Partition: c.partition, Seed: c.seed, WriteRate: c.opts.WriteRate, LoadRate: c.loadRate})
+	c.set.WriteRate, c.set.LoadRate = c.opts.WriteRate, c.opts.LoadRate
+	catalog := chaos.Catalog(c.set)
 	var names []string
 	for _, f := range catalog {
 		names = append(names, f.Name)
@@ -99,7 +98,6 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	if c.faults != "" {
 		names = strings.Split(c.faults, ",")
 	}
-	c.opts.LoadRate = c.loadRate
 	var err error
 	c.opts.Faults, err = chaos.Select(catalog, names)
 	return c, err
@@ -145,8 +143,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if werr := os.WriteFile(filepath.Join(c.out, "latest.md"), []byte(md), 0o644); werr != nil {
 		return fmt.Errorf("write the report: %w", werr)
 	}
-	if c.faults == "" && !c.quick && err == nil {
-		updateDocs(c.docs, rep, md, stdout)
+	if c.faults == "" && !c.quick && err == nil && c.docs != "" {
+		bench.UpdateDocs(c.docs, "chaos", strings.Replace(md, "# Chaos run ", "Run of ", 1), rep.Started, stdout)
 	}
 	if err != nil {
 		return err
@@ -157,21 +155,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// updateDocs writes the table of a run of every fault into the generated:chaos
-// block of page, stamped with the date and commit; an empty page name or a
-// missing page is left alone.
-func updateDocs(page string, rep chaos.Report, md string, out io.Writer) {
-	if page == "" {
-		return
-	}
-	body := strings.Replace(md, "# Chaos run ", "Run of ", 1)
-	stamp := docgen.Stamp{Time: rep.Started, Commit: docgen.Commit(context.Background(), filepath.Dir(page))}
-	switch err := docgen.UpdateFile(page, "chaos", body, stamp); {
-	case err == nil:
-		fmt.Fprintf(out, "docs: %s updated\n", page)
-	case !errors.Is(err, os.ErrNotExist):
-		fmt.Fprintf(out, "note: %v\n", err)
-	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,24 +9,6 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/chaos"
 	"github.com/cqrs-spice/cqrs/internal/docgen"
 )
-
-func TestUpdateDocs(t *testing.T) {
-	const page = "# Chaos\n\n<!-- generated:chaos begin -->\nold\n<!-- generated:chaos end -->\n"
-	path := filepath.Join(t.TempDir(), "chaos.md")
-	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rep := chaos.Report{Started: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
-	updateDocs(path, rep, "# Chaos run 2026-12-03 12:00 UTC\n\n| Fault |\n", io.Discard)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := string(data)
-	if strings.Contains(got, "\nold\n") || !strings.Contains(got, "Run of 2026-12-03 12:00 UTC") || strings.Contains(got, "# Chaos run") || !strings.Contains(got, "_Generated 2026-12-03 12:00 UTC") {
-		t.Fatalf("block not replaced by the stamped run:\n%s", got)
-	}
-}
 
 func TestParse(t *testing.T) {
 	c, err := parse([]string{"--quick"}, io.Discard)
@@ -39,8 +19,8 @@ func TestParse(t *testing.T) {
 	for _, f := range c.opts.Faults {
 		names = append(names, f.Name)
 	}
-	if got, want := strings.Join(names, ","), strings.Join(QuickFaults, ","); got != want || c.partition != 10*time.Second {
-		t.Fatalf("quick: faults %s partition %s; want %s and 10s", got, c.partition, want)
+	if got, want := strings.Join(names, ","), strings.Join(QuickFaults, ","); got != want || c.set.Partition != 10*time.Second {
+		t.Fatalf("quick: faults %s partition %s; want %s and 10s", got, c.set.Partition, want)
 	}
 	c, err = parse(nil, io.Discard)
 	if err != nil || len(c.opts.Faults) != len(chaos.Catalog(chaos.Settings{})) {

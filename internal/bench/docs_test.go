@@ -1,6 +1,9 @@
 package bench_test
 
 import (
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,9 +13,9 @@ import (
 
 func TestDocsSummary(t *testing.T) {
 	r := &bench.Report{
-		Started:  time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC),
+		Header: bench.Header{Started: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC),
+			Machine: bench.Machine{Cores: 2, CPU: "AMD EPYC", GoVersion: "go1.26.8", Docker: "20.10"}},
 		Settings: bench.Settings{Concurrency: 100, WriteRate: 100},
-		Machine:  bench.Machine{Cores: 2, CPU: "AMD EPYC", GoVersion: "go1.26.8", Docker: "20.10"},
 		Sizes:    []bench.SizeResult{{Orders: 10000}, {Orders: 1000000}},
 	}
 	got := bench.DocsSummary(r)
@@ -28,5 +31,23 @@ func TestDocsSummary(t *testing.T) {
 	}
 	if strings.Contains(got, "\n## ") {
 		t.Errorf("summary has a second-level heading:\n%s", got)
+	}
+}
+
+// UpdateDocs replaces a page's block with the body, stamped.
+func TestUpdateDocs(t *testing.T) {
+	const page = "# Chaos\n\n<!-- generated:chaos begin -->\nold\n<!-- generated:chaos end -->\n"
+	path := filepath.Join(t.TempDir(), "chaos.md")
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bench.UpdateDocs(path, "chaos", "Run of 2026-12-03 12:00 UTC\n\n| Fault |\n", time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC), io.Discard)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(data)
+	if strings.Contains(got, "\nold\n") || !strings.Contains(got, "Run of 2026-12-03 12:00 UTC") || strings.Contains(got, "# Chaos run") || !strings.Contains(got, "_Generated 2026-12-03 12:00 UTC") {
+		t.Fatalf("block not replaced by the stamped run:\n%s", got)
 	}
 }

@@ -45,10 +45,10 @@ type FailoverConfig struct {
 // position its connection saw (monotonic reads) or, after a write, the
 // write's (read-your-writes); an answer older than that is a violation.
 type FailoverResult struct {
+	Config      FailoverConfig
 	All         Summary
 	Events      []FailoverEventResult
-	Writes      int64
-	WriteFails  int64
+	Writes      Summary
 	WriteErrors []Reason // failed writes by status or transport error
 	Violations  int64
 }
@@ -61,113 +61,87 @@ type FailoverEventResult struct {
 	Reads             Summary
 }
 
-type failoverRun struct {
-	c          *Client
-	cfg        FailoverConfig
-	start      time.Time
-	all        *Recorder
-	windows    []*Recorder
-	violations atomic.Int64
-}
-
 // RunFailover runs the failover scenario.
 func RunFailover(ctx context.Context, c *Client, cfg FailoverConfig) FailoverResult {
 	cfg.Window = cmp.Or(cfg.Window, DefaultFailoverWindow)
-	r := &failoverRun{c: c, cfg: cfg, start: time.Now(), all: NewRecorder()}
-	for range cfg.Events {
-		r.windows = append(r.windows, NewRecorder())
+	start, all, windows := time.Now(), NewRecorder(), make([]*Recorder, len(cfg.Events))
+	for i := range windows {
+		windows[i] = NewRecorder()
+	}
+	var violations atomic.Int64
+	// read sends one read with min as Spice-Min-Position and returns the
+	// position the answer reflects (min when there was none). Reads cut off
+	// by the end of the run are not recorded.
+	read := func(ctx context.Context, min position.LSN) position.LSN {
+		var hdr http.Header
+		if !min.IsZero() {
+			hdr = http.Header{wire.HeaderMinPosition: {min.String()}}
+		}
+		began := time.Since(start)
+		status, h, msg := c.Do(ctx, http.MethodGet, cfg.Path, hdr, "")
+		if ctx.Err() != nil {
+			return min
+		}
+		took := time.Since(start) - began
+		all.Add(status, msg, took, 0, h)
+		for i, ev := range cfg.Events {
+			if began >= ev.At && began < ev.At+cfg.Window {
+				windows[i].Add(status, msg, took, 0, h)
+			}
+		}
+		got := positionOf(status, h)
+		if !got.IsZero() && got < min {
+			violations.Add(1)
+		}
+		return max(got, min)
 	}
 	events := ctx // events run to their end, even past the load's
-	ctx, cancel := context.WithDeadline(ctx, r.start.Add(cfg.Duration))
+	ctx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
 	defer cancel()
 	var wg sync.WaitGroup
 	for range cfg.Concurrency {
 		wg.Go(func() {
-			var last position.LSN
-			for ctx.Err() == nil {
-				last = r.read(ctx, last)
+			for last := position.LSN(0); ctx.Err() == nil; {
+				last = read(ctx, last)
 			}
 		})
 	}
-	w := NewWriter(c, cfg.WriteRate, r.start)
-	w.For = cfg.Duration
-	w.OnWrite = func(wr Write) { wg.Go(func() { r.read(ctx, wr.Token) }) }
+	w := NewWriter(c, cfg.WriteRate, start)
+	w.For, w.OnWrite = cfg.Duration, func(wr Write) { wg.Go(func() { read(ctx, wr.Token) }) }
 	w.Open()
-	res := FailoverResult{}
+	res := FailoverResult{Config: cfg}
 	for _, ev := range cfg.Events {
-		if !sleepUntil(ctx, r.start.Add(ev.At)) {
+		if !sleepUntil(ctx, start.Add(ev.At)) {
 			break
 		}
-		er := FailoverEventResult{Name: ev.Name, At: ev.At}
 		detail, err := ev.Do(events)
-		if er.Detail = detail; err != nil {
-			er.Err = err.Error()
-		}
-		res.Events = append(res.Events, er)
+		res.Events = append(res.Events, FailoverEventResult{Name: ev.Name, At: ev.At, Detail: detail, Err: errText(err)})
 	}
 	w.Wait(events)
 	w.Close()
 	wg.Wait()
-	r.all.AddElapsed(time.Since(r.start))
-	res.All = r.all.Summary()
+	all.AddElapsed(time.Since(start))
+	res.All, res.Writes, res.WriteErrors, res.Violations = all.Summary(), w.Summary(), w.Failures(), violations.Load()
 	for i := range res.Events {
-		res.Events[i].Reads = r.windows[i].Summary()
+		res.Events[i].Reads = windows[i].Summary()
 	}
-	ws := w.Summary()
-	res.Writes, res.WriteFails, res.WriteErrors, res.Violations = ws.Requests, ws.Non2xx(), w.Failures(), r.violations.Load()
 	return res
 }
 
-// read sends one read with min as Spice-Min-Position and returns the position
-// the answer reflects (min when there was none). Reads cut off by the end of
-// the run are not recorded.
-func (r *failoverRun) read(ctx context.Context, minPos position.LSN) position.LSN {
-	var hdr http.Header
-	if !minPos.IsZero() {
-		hdr = http.Header{wire.HeaderMinPosition: {minPos.String()}}
+func errText(err error) string {
+	if err == nil {
+		return ""
 	}
-	began := time.Since(r.start)
-	status, h, msg := r.c.Do(ctx, http.MethodGet, r.cfg.Path, hdr, nil)
-	if ctx.Err() != nil {
-		return minPos
-	}
-	took := time.Since(r.start) - began
-	r.all.Add(status, msg, took, 0, h)
-	for i, ev := range r.cfg.Events {
-		if began >= ev.At && began < ev.At+r.cfg.Window {
-			r.windows[i].Add(status, msg, took, 0, h)
-		}
-	}
-	got := positionOf(status, h)
-	switch {
-	case got.IsZero():
-		return minPos
-	case got < minPos:
-		r.violations.Add(1)
-		return minPos
-	}
-	return got
+	return err.Error()
 }
 
 // FailoverMarkdown renders the result as a short Markdown report.
-func FailoverMarkdown(cfg FailoverConfig, res FailoverResult) string {
-	cfg.Window = cmp.Or(cfg.Window, DefaultFailoverWindow)
-	return render("failover-report", struct {
-		Config FailoverConfig
-		Result FailoverResult
-	}{cfg, res})
-}
+func FailoverMarkdown(res FailoverResult) string { return render("failover-report", res) }
 
 // Replicas drives a scaled compose service for the failover scenario.
 type Replicas struct {
 	Stack   *Stack
 	Service string
-}
-
-// Running is how many containers of the service run.
-func (r *Replicas) Running(ctx context.Context) (int, error) {
-	cs, err := r.Stack.Containers(ctx, r.Service, false)
-	return len(cs), err
 }
 
 // Kill SIGKILLs the second replica and removes it, as a lost node; it returns
@@ -181,11 +155,10 @@ func (r *Replicas) Kill(ctx context.Context) (string, error) {
 	for _, n := range cs[1].NetworkSettings.Networks {
 		addr = n.IPAddress.String()
 	}
-	cli := r.Stack.cli
-	if _, err := cli.ContainerKill(ctx, cs[1].ID, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+	if _, err := r.Stack.cli.ContainerKill(ctx, cs[1].ID, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
 		return addr, fmt.Errorf("kill a replica of %s: %w", r.Service, err)
 	}
-	_, err = cli.ContainerRemove(ctx, cs[1].ID, client.ContainerRemoveOptions{Force: true})
+	_, err = r.Stack.cli.ContainerRemove(ctx, cs[1].ID, client.ContainerRemoveOptions{Force: true})
 	return addr, err
 }
 
@@ -204,17 +177,15 @@ func (r *Replicas) Ejection(ctx context.Context, since time.Time, addr string, k
 	}
 	var lines []string
 	seen := map[string]bool{} // the first of each: a replica added later may reuse the address
-	sc := bufio.NewScanner(strings.NewReader(logs))
-	for sc.Scan() {
+	for sc := bufio.NewScanner(strings.NewReader(logs)); sc.Scan(); {
 		f := logFields(sc.Text())
-		if !strings.HasPrefix(f["addr"], addr+":") || seen[f["msg"]] {
+		what := f["msg"]
+		at, err := time.Parse(time.RFC3339Nano, f["time"])
+		if !strings.HasPrefix(f["addr"], addr+":") || seen[what] || err != nil || (what != "replica unhealthy" && what != "replica ejected" && what != "replica left") {
 			continue
 		}
-		at, err := time.Parse(time.RFC3339Nano, f["time"])
-		if what := f["msg"]; err == nil && (what == "replica unhealthy" || what == "replica ejected" || what == "replica left") {
-			seen[what] = true
-			lines = append(lines, fmt.Sprintf("api log: %q %.0f ms after the SIGKILL", what, float64(at.Sub(killed))/float64(time.Millisecond)))
-		}
+		seen[what] = true
+		lines = append(lines, fmt.Sprintf("api log: %q %.0f ms after the SIGKILL", what, float64(at.Sub(killed))/float64(time.Millisecond)))
 	}
 	if len(lines) == 0 {
 		return []string{"api log: no line about " + addr + " (LOG_LEVEL must be info or debug)"}

@@ -55,13 +55,13 @@ func TestRunFailover(t *testing.T) {
 			if !ran || len(res.Events) != 1 || res.Events[0].Detail != "killed one" {
 				t.Fatalf("events=%+v, want the kill reported", res.Events)
 			}
-			if res.All.Requests == 0 || res.All.Non2xx() != 0 || res.Writes == 0 {
-				t.Fatalf("reads=%d non-2xx=%d writes=%d; want reads and writes, all 2xx", res.All.Requests, res.All.Non2xx(), res.Writes)
+			if res.All.Requests == 0 || res.All.Non2xx() != 0 || res.Writes.OK == 0 {
+				t.Fatalf("reads=%d non-2xx=%d writes=%d; want reads and writes, all 2xx", res.All.Requests, res.All.Non2xx(), res.Writes.OK)
 			}
 			if got := res.Violations > 0; got != tc.violations {
 				t.Fatalf("violations=%d, want some: %v", res.Violations, tc.violations)
 			}
-			if md := bench.FailoverMarkdown(cfg, res); !strings.Contains(md, "| kill (+50ms, next 5s) |") {
+			if md := bench.FailoverMarkdown(res); !strings.Contains(md, "| kill (+50ms, next 5s) |") {
 				t.Fatalf("markdown lacks the event's row:\n%s", md)
 			}
 		})

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -29,14 +31,13 @@ type Write struct {
 type Answer struct {
 	Hop   string
 	Write Write
-	// At is when the whole answer arrived, or the read failed; an offset from the
-	// run's start as Write.At.
+	// At is when the whole answer arrived, or the read failed; an offset from
+	// the run's start as Write.At.
 	At time.Duration
-	// Status is the HTTP status, or ErrorStatus when no answer came.
+	// Status is the HTTP status, or ErrorStatus when no answer came; Err the
+	// transport error's kind or the first line of a non-2xx answer's body.
 	Status int
-	// Err is the transport error's kind (Status ErrorStatus) or the first line of
-	// a non-2xx answer's body.
-	Err string
+	Err    string
 	// Position is the answer's Spice-Position; zero when it named none.
 	Position position.LSN
 	// Queued says the read waited for a free slot before it was sent: its lag
@@ -44,22 +45,42 @@ type Answer struct {
 	Queued bool
 }
 
-// Reason counts the writes a hop did not show for one reason, with the first
-// message given for it.
+// Reason counts the writes a hop did not show (or requests that failed) for
+// one reason, with the first message given for it.
 type Reason struct {
 	Why     string `json:"why"` // "status 504", "timeout", ReasonRunEnded
 	Count   int    `json:"count"`
 	Example string `json:"example,omitempty"`
 }
 
+// reasons counts Reasons by why, keeping the first example of each.
+type reasons map[string]*Reason
+
+func (rs reasons) note(why, example string) {
+	if rs[why] == nil {
+		rs[why] = &Reason{Why: why, Example: example}
+	}
+	rs[why].Count++
+}
+
+// sorted are the reasons, most frequent first.
+func (rs reasons) sorted() []Reason {
+	var out []Reason
+	for _, r := range rs {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b Reason) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Why, b.Why)) })
+	return out
+}
+
 // HopLags are the write-to-visible lags of one hop.
 type HopLags struct {
 	Hop string
-	// Lags holds one lag per write that the hop was seen to reflect, in the order
-	// of the writes given to Match.
+	// Lags holds one lag per write that the hop was seen to reflect, in the
+	// order of the writes given to Match.
 	Lags []time.Duration
-	// NotSeen are the writes whose read failed or was never made, by reason, most
-	// frequent first.
+	// NotSeen are the writes whose read failed or was never made, by reason,
+	// most frequent first.
 	NotSeen []Reason
 	// Violations are 2xx answers at a position below the token they were asked
 	// for: the hop broke read-your-writes. Their writes count as not seen.
@@ -77,16 +98,17 @@ func (h HopLags) Unseen() int {
 	return n
 }
 
-// Match computes, for each hop, how long each write took to become visible there:
-// the arrival of the hop's answer to the write's read (sent with the write's token
-// as Spice-Min-Position) minus the time the write was acknowledged. The answer
-// must be 2xx and report a position at or past the token; a lower one is a
-// violation. A write without an answer on a hop, or whose answer failed, is not
-// seen there. Answers are found by their Write, so neither writes nor answers need
-// to be in order; answers of other hops, or beyond one per write, are ignored.
+// Match computes, for each hop, how long each write took to become visible
+// there: the arrival of the hop's answer to the write's read (sent with the
+// write's token as Spice-Min-Position) minus the time the write was
+// acknowledged. The answer must be 2xx and report a position at or past the
+// token; a lower one is a violation. A write without an answer on a hop, or
+// whose answer failed, is not seen there. Answers are found by their Write, so
+// neither writes nor answers need to be in order; answers of other hops, or
+// beyond one per write, are ignored.
 //
-// Lags are measured from the client's view: they include the read's own latency
-// and exclude the write's.
+// Lags are measured from the client's view: they include the read's own
+// latency and exclude the write's.
 func Match(hops []string, writes []Write, answers []Answer) []HopLags {
 	type key struct {
 		hop string
@@ -94,55 +116,38 @@ func Match(hops []string, writes []Write, answers []Answer) []HopLags {
 	}
 	byWrite := map[key][]Answer{}
 	for _, a := range answers {
-		k := key{a.Hop, a.Write}
-		byWrite[k] = append(byWrite[k], a)
+		byWrite[key{a.Hop, a.Write}] = append(byWrite[key{a.Hop, a.Write}], a)
 	}
 	out := make([]HopLags, 0, len(hops))
 	for _, hop := range hops {
-		h := HopLags{Hop: hop, Lags: make([]time.Duration, 0, len(writes))}
-		reasons := map[string]*Reason{}
+		h, why := HopLags{Hop: hop, Lags: make([]time.Duration, 0, len(writes))}, reasons{}
 		for _, w := range writes {
-			k := key{hop, w}
-			as := byWrite[k]
+			as := byWrite[key{hop, w}]
 			if len(as) == 0 {
-				note(reasons, ReasonNotRead, "")
+				why.note(ReasonNotRead, "")
 				continue
 			}
-			byWrite[k] = as[1:]
-			h.add(as[0], reasons)
+			byWrite[key{hop, w}] = as[1:]
+			switch a := as[0]; {
+			case a.Status == ErrorStatus:
+				why.note(a.Err, "")
+			case a.Status/100 != 2:
+				why.note(statusText(a.Status, ""), a.Err)
+			case a.Position.IsZero():
+				why.note(ReasonNoPosition, "")
+			case a.Position < a.Write.Token:
+				h.Violations = append(h.Violations, a)
+			default:
+				h.Lags = append(h.Lags, max(a.At-a.Write.At, 0))
+				if a.Queued {
+					h.Queued++
+				}
+			}
 		}
-		h.NotSeen = sortedReasons(reasons)
+		h.NotSeen = why.sorted()
 		out = append(out, h)
 	}
 	return out
-}
-
-// add classifies one answer: a lag, a violation or a reason not to have seen it.
-func (h *HopLags) add(a Answer, reasons map[string]*Reason) {
-	switch {
-	case a.Status == ErrorStatus:
-		note(reasons, a.Err, "")
-	case a.Status/100 != 2:
-		note(reasons, fmt.Sprintf("status %d", a.Status), a.Err)
-	case a.Position.IsZero():
-		note(reasons, ReasonNoPosition, "")
-	case a.Position < a.Write.Token:
-		h.Violations = append(h.Violations, a)
-	default:
-		h.Lags = append(h.Lags, max(a.At-a.Write.At, 0))
-		if a.Queued {
-			h.Queued++
-		}
-	}
-}
-
-func note(reasons map[string]*Reason, why, example string) {
-	r := reasons[why]
-	if r == nil {
-		r = &Reason{Why: why, Example: example}
-		reasons[why] = r
-	}
-	r.Count++
 }
 
 // Freshness summarizes one hop's lags in one phase of a run. Writes is Reached +
@@ -174,14 +179,13 @@ func Summarize(h HopLags, phase string) Freshness {
 		v := h.Violations[0]
 		f.Violation = fmt.Sprintf("asked for %s, answered %d at %s", v.Write.Token, v.Status, v.Position)
 	}
-	if len(h.Lags) == 0 {
-		return f
-	}
 	var lat vegeta.LatencyMetrics
 	for _, l := range h.Lags {
 		lat.Add(l)
 	}
-	f.P50, f.P99, f.Max = lat.Quantile(0.5), lat.Quantile(0.99), lat.Max
+	if len(h.Lags) > 0 {
+		f.P50, f.P99, f.Max = lat.Quantile(0.5), lat.Quantile(0.99), lat.Max
+	}
 	return f
 }
 
@@ -191,6 +195,18 @@ func Between(writes []Write, from, to time.Duration) []Write {
 	for _, w := range writes {
 		if w.At >= from && w.At < to {
 			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// freshness summarizes the lags on each hop of the writes acknowledged in
+// [from, to), in phase.
+func freshness(hops []string, writes []Write, answers []Answer, from, to time.Duration, phase string) []Freshness {
+	var out []Freshness
+	if in := Between(writes, from, to); len(in) > 0 {
+		for _, h := range Match(hops, in, answers) {
+			out = append(out, Summarize(h, phase))
 		}
 	}
 	return out

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,7 +31,8 @@ type HeavyConfig struct {
 	Concurrency int
 	Duration    time.Duration // per path and phase
 	Heavy       int
-	// SQL is the heavy query; a %d in it becomes a number unique to each query.
+	// SQL is the heavy query (DefaultHeavySQL when empty); a %d in it becomes
+	// a number unique to each query.
 	SQL string
 	// Settle is how long the heavy queries run before the loaded phase is
 	// measured, so that they hold their slots when it starts.
@@ -42,10 +42,11 @@ type HeavyConfig struct {
 // HeavyResult is what the scenario measured: per path, the reads while idle
 // and while loaded, and how the heavy queries ended.
 type HeavyResult struct {
-	Started      time.Time          `json:"started"`
-	Config       HeavyConfig        `json:"config"`
-	Orders       int64              `json:"orders"` // -1: not counted
-	Idle, Loaded map[string]Summary `json:"-"`
+	Started time.Time          `json:"started"`
+	Config  HeavyConfig        `json:"config"`
+	Orders  int64              `json:"orders"` // -1: not counted
+	Idle    map[string]Summary `json:"idle"`
+	Loaded  map[string]Summary `json:"loaded"`
 	// HeavyEnded counts the heavy queries that ended during the run, by
 	// status ("200", "503", or a transport error); HeavyStarted how many were sent.
 	HeavyEnded   map[string]int64 `json:"heavy_ended"`
@@ -59,9 +60,16 @@ func RunHeavy(ctx context.Context, api, runtime *Client, header http.Header, cfg
 		cfg.SQL = DefaultHeavySQL
 	}
 	res := HeavyResult{Started: time.Now(), Config: cfg, Orders: -1, Idle: map[string]Summary{}, Loaded: map[string]Summary{}, HeavyEnded: map[string]int64{}}
-	for _, p := range cfg.Paths {
-		res.Idle[p] = closedLoop(ctx, api, p, cfg.Concurrency, cfg.Duration)
+	// The reads bypass the results cache: a hit would never reach DuckDB,
+	// where the heavy queries compete.
+	reads := func(into map[string]Summary) {
+		for _, p := range cfg.Paths {
+			rec := NewRecorder()
+			api.Closed(ctx, Target{Name: p, Path: p, NoCache: true}, cfg.Concurrency, 0, cfg.Duration, rec)
+			into[p] = rec.Summary()
+		}
 	}
+	reads(res.Idle)
 	heavyCtx, stop := context.WithCancel(ctx)
 	var mu sync.Mutex
 	var started atomic.Int64
@@ -78,12 +86,12 @@ func RunHeavy(ctx context.Context, api, runtime *Client, header http.Header, cfg
 				if strings.Contains(sql, "%d") {
 					sql = fmt.Sprintf(sql, started.Add(1))
 				}
-				status, _, msg := runtime.Do(heavyCtx, http.MethodPost, "/v1/sql", hdr, strings.NewReader(sql))
+				status, _, msg := runtime.Do(heavyCtx, http.MethodPost, "/v1/sql", hdr, sql)
 				if heavyCtx.Err() != nil {
 					return
 				}
 				mu.Lock()
-				res.HeavyEnded[cmpOrStatus(status, msg)]++
+				res.HeavyEnded[strings.TrimPrefix(statusText(status, msg), "status ")]++
 				mu.Unlock()
 				if status/100 != 2 && status != http.StatusGatewayTimeout {
 					sleepUntil(heavyCtx, time.Now().Add(200*time.Millisecond)) // refused at once: do not spin
@@ -92,49 +100,13 @@ func RunHeavy(ctx context.Context, api, runtime *Client, header http.Header, cfg
 		})
 	}
 	sleepUntil(ctx, time.Now().Add(cfg.Settle))
-	for _, p := range cfg.Paths {
-		res.Loaded[p] = closedLoop(ctx, api, p, cfg.Concurrency, cfg.Duration)
-	}
+	reads(res.Loaded)
 	stop()
 	wg.Wait()
 	res.HeavyStarted = max(started.Load(), int64(cfg.Heavy))
 	return res
 }
 
-func cmpOrStatus(status int, msg string) string {
-	if status == ErrorStatus {
-		return msg
-	}
-	return strconv.Itoa(status)
-}
-
-// closedLoop reads path with the results cache bypassed (a hit would never
-// reach DuckDB, where the heavy queries compete).
-func closedLoop(ctx context.Context, c *Client, path string, conns int, d time.Duration) Summary {
-	rec := NewRecorder()
-	c.Closed(ctx, Target{Name: path, Path: path, NoCache: true}, conns, 0, d, rec)
-	return rec.Summary()
-}
-
-// HeavyRow is one path in one phase.
-type HeavyRow struct {
-	Path, Phase string
-	Summary     Summary
-}
-
-// Rows are the result's rows, idle and heavy side by side per path.
-func (h HeavyResult) Rows() []HeavyRow {
-	var out []HeavyRow
-	for _, p := range h.Config.Paths {
-		out = append(out, HeavyRow{p, "idle", h.Idle[p]}, HeavyRow{p, "heavy", h.Loaded[p]})
-	}
-	return out
-}
-
-// HeavyMarkdown renders the result: idle and heavy side by side, with their
-// ratios, and how the heavy queries ended.
+// HeavyMarkdown renders the result: idle and heavy side by side, and how the
+// heavy queries ended.
 func HeavyMarkdown(h HeavyResult) string { return render("heavy-report", h) }
-
-func init() {
-	funcs["heavyEnded"] = func(m map[string]int64) string { return cacheList(m) }
-}

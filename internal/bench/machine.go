@@ -3,10 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -45,6 +45,37 @@ func DescribeMachine(ctx context.Context, stack *Stack) Machine {
 	return m
 }
 
+// Header is what every report starts with: when, how and where it ran, and
+// notes on what limits its numbers.
+type Header struct {
+	Started time.Time `json:"started"`
+	Command string    `json:"command"`
+	Machine Machine   `json:"machine"`
+	Notes   []string  `json:"notes,omitempty"`
+}
+
+func newHeader(ctx context.Context, stack *Stack, command string) Header {
+	return Header{Started: time.Now(), Command: command, Machine: DescribeMachine(ctx, stack)}
+}
+
+// loadNote is the host's load average at the start (before) and now, as a
+// note; none when it cannot be read.
+func loadNote(before string) []string {
+	if before == "" {
+		return nil
+	}
+	return []string{fmt.Sprintf("host load average (1, 5, 15 min) at the start: %s; at the end: %s (other work on the host inflates latencies and CPU per operation)", before, loadAverage())}
+}
+
+// progress prints a run's progress to Out; nothing when nil.
+type progress struct{ Out io.Writer }
+
+func (p progress) printf(format string, args ...any) {
+	if p.Out != nil {
+		fmt.Fprintf(p.Out, format, args...)
+	}
+}
+
 // loadAverage is the host's load average over 1, 5 and 15 minutes, or empty.
 func loadAverage() string {
 	fs, err := procfs.NewDefaultFS()
@@ -56,51 +87,4 @@ func loadAverage() string {
 		return ""
 	}
 	return fmt.Sprintf("%.2f, %.2f, %.2f", la.Load1, la.Load5, la.Load15)
-}
-
-// selfCPU is this process's user and system CPU time, at getrusage's
-// microseconds (procfs reads /proc/self/stat in 10 ms ticks).
-func selfCPU() (time.Duration, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, fmt.Errorf("getrusage: %w", err)
-	}
-	tv := func(t syscall.Timeval) time.Duration {
-		return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
-	}
-	return tv(ru.Utime) + tv(ru.Stime), nil
-}
-
-// selfRSS is this process's resident memory.
-func selfRSS() (int64, error) {
-	p, err := procfs.Self()
-	if err != nil {
-		return 0, fmt.Errorf("own memory: %w", err)
-	}
-	st, err := p.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("own memory: %w", err)
-	}
-	return int64(st.ResidentMemory()), nil
-}
-
-// peakRSS is a process's peak resident memory (VmHWM) under procDir ("/proc"
-// when empty); 0 when it cannot be read.
-func peakRSS(procDir string, pid int) int64 {
-	if procDir == "" {
-		procDir = procfs.DefaultMountPoint
-	}
-	fs, err := procfs.NewFS(procDir)
-	if err != nil {
-		return 0
-	}
-	p, err := fs.Proc(pid)
-	if err != nil {
-		return 0
-	}
-	st, err := p.NewStatus()
-	if err != nil {
-		return 0
-	}
-	return int64(st.VmHWM)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
+	"slices"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -47,54 +47,16 @@ func Scrape(ctx context.Context, client *http.Client, url string) (Metrics, erro
 	return fams, nil
 }
 
-// Value is the first sample of name whose labels hold label="value" (any
-// sample when label is empty). name may end in _sum or _count to read a
-// histogram's or summary's.
+// Value is the first sample of the counter, gauge or untyped metric name
+// whose labels hold label="value" (any sample when label is empty).
 func (m Metrics) Value(name, label, value string) (float64, bool) {
-	fam, part := m[name], ""
-	for _, suffix := range []string{"_sum", "_count"} {
-		if base, ok := strings.CutSuffix(name, suffix); fam == nil && ok {
-			fam, part = m[base], suffix
-		}
-	}
-	if fam == nil {
-		return 0, false
-	}
-	for _, s := range fam.GetMetric() {
-		if label == "" || hasLabel(s, label, value) {
-			return sampleValue(s, part), true
+	for _, s := range m[name].GetMetric() {
+		if label == "" || slices.ContainsFunc(s.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == label && l.GetValue() == value }) {
+			// A sample has one type; the other types' getters read zero.
+			return s.GetCounter().GetValue() + s.GetGauge().GetValue() + s.GetUntyped().GetValue(), true
 		}
 	}
 	return 0, false
-}
-
-func hasLabel(s *dto.Metric, name, value string) bool {
-	for _, l := range s.GetLabel() {
-		if l.GetName() == name && l.GetValue() == value {
-			return true
-		}
-	}
-	return false
-}
-
-func sampleValue(s *dto.Metric, part string) float64 {
-	switch {
-	case s.Counter != nil:
-		return s.GetCounter().GetValue()
-	case s.Gauge != nil:
-		return s.GetGauge().GetValue()
-	case s.Untyped != nil:
-		return s.GetUntyped().GetValue()
-	case s.Histogram != nil && part == "_sum":
-		return s.GetHistogram().GetSampleSum()
-	case s.Histogram != nil:
-		return float64(s.GetHistogram().GetSampleCount())
-	case s.Summary != nil && part == "_sum":
-		return s.GetSummary().GetSampleSum()
-	case s.Summary != nil:
-		return float64(s.GetSummary().GetSampleCount())
-	}
-	return 0
 }
 
 // scrapeValue scrapes url and reads one value of it.

@@ -2,9 +2,14 @@ package bench
 
 import (
 	"cmp"
+	"context"
 	"embed"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,27 +17,66 @@ import (
 	"time"
 
 	"github.com/docker/go-units"
+
+	"github.com/cqrs-spice/cqrs/internal/docgen"
 )
+
+// Goal outcomes; Figure marks a figure that has no goal of its own.
+const (
+	Pass   = "PASS"
+	Miss   = "MISS"
+	NA     = "n/a"
+	Figure = "figure"
+)
+
+// Goal is one goal with what a run measured.
+type Goal struct {
+	Goal   string `json:"goal"`
+	Got    string `json:"got"`
+	Status string `json:"status"` // Pass, Miss, NA or Figure
+}
+
+func notMeasured(name string) Goal { return Goal{name, "not measured", NA} }
+
+func status(ok bool) string {
+	if ok {
+		return Pass
+	}
+	return Miss
+}
 
 //go:embed templates/*.tmpl
 var templateFiles embed.FS
 
-// funcs are the templates' helpers, so that every report formats numbers the
-// same way; files that render a report add theirs in init.
-var funcs = template.FuncMap{
-	"ms": fmtMS, "pct": pct, "pctOrNA": pctOrNA, "ratio": ratioText, "bytes": bytesText, "rates": rateList,
-	"statuses": statusList, "cacheList": cacheList, "lag": lagText, "hop": hopTitle, "notSeen": notSeenText,
-	"cpu": cpuText, "size": sizeLabel, "count": count, "mem": memText, "utc": utc, "utcSeconds": utcSeconds, "seconds": seconds,
-	"perSecond": func(s Summary) string { return bytesText(int64(ratio(float64(s.Bytes), s.Elapsed.Seconds()))) },
-	"goals":     func(s SizeResult) []Goal { return Goals(s, 100) }, "oha": OhaCommands,
-	"cpuTable": cpuTable, "readCPU": readCPUText, "reasons": reasonExamples,
-	"scaleTable": scaleTable, "scaleFreshness": scaleFreshness,
-	"join": strings.Join, "row": row,
-}
-
-// templates are the reports' Markdown, parsed on first use.
+// templates are the reports' Markdown, parsed on first use; their helpers
+// make every report format numbers the same way.
 var templates = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("").Funcs(funcs).ParseFS(templateFiles, "templates/*.tmpl"))
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"ms": fmtMS, "pct": pct, "pctOrNA": pctOrNA, "ratio": ratioText, "bytes": bytesText, "rates": rateList,
+		"statuses": statusList, "cacheList": cacheList, "lag": lagText, "hop": hopTitle, "cpu": cpuText,
+		"size": sizeLabel, "count": count, "mem": memText, "utc": utc, "seconds": seconds, "oha": OhaCommands,
+		"scenarios": Scenarios, "find": find, "fresh": findFreshness, "cpuOf": cpuOf, "cpuSum": cpuSum,
+		"cpuProcs": cpuProcs, "memoryOf": memoryOf, "readCPUText": readCPUText, "readGross": readGross,
+		"notSeen": notSeenText, "notSeenExamples": notSeenExamples,
+		"bytesPerSecond": func(s Summary) string { return bytesText(int64(ratio(float64(s.Bytes), s.Elapsed.Seconds()))) },
+		"list":           func(xs ...any) []any { return xs },
+		"runtimes":       func() []string { return []string{ProcAccelerated, ProcMaterialized} },
+		"watermarkHops":  func() []string { return watermarkHops },
+		// the write benchmark's
+		"configs":     func() []string { return []string{ConfigCommand, ConfigChain} },
+		"writesProcs": func() []string { return []string{ProcAPI, ProcPostgres, ProcAccelerated, ProcMaterialized, ProcBench} },
+		"shortSteps": func(r *WritesReport) bool {
+			return r.Settings.Step < DefaultWriteStep || r.Settings.Rounds < DefaultWriteRounds
+		},
+		"sustainedRow": sustainedRow, "chainRatio": chainRatio, "sortedSteps": sortedSteps, "stepFailures": stepFailures,
+		"hopText": hopText, "trendText": trendText, "catchUp": catchUpText, "verdict": verdictText, "off": offText,
+		"stepCPUSum": stepCPUSum,
+		// the restart benchmark's
+		"target":    func(t string) string { return cmp.Or(restartTargets[t], t) },
+		"rate":      func(r float64) string { return orNA(r > 0, count(int64(r))) },
+		"perSecond": func(n int64, d time.Duration) float64 { return ratio(float64(n), d.Seconds()) },
+		"pair":      pairText, "startPath": startPath, "orNA": orNA,
+	}).ParseFS(templateFiles, "templates/*.tmpl"))
 })
 
 // render runs the named template; the templates are the program's own, so a
@@ -45,191 +89,36 @@ func render(name string, data any) string {
 	return b.String()
 }
 
+// UpdateDocs writes body into the generated block of page, stamped with
+// started and the commit, and says so on out; a missing page (the tool run
+// outside the repository) is left alone.
+func UpdateDocs(page, block, body string, started time.Time, out io.Writer) {
+	stamp := docgen.Stamp{Time: started, Commit: docgen.Commit(context.Background(), filepath.Dir(page))}
+	switch err := docgen.UpdateFile(page, block, body, stamp); {
+	case err == nil:
+		fmt.Fprintf(out, "docs: %s updated (%s)\n", page, block)
+	case !errors.Is(err, os.ErrNotExist):
+		fmt.Fprintf(out, "note: %v\n", err)
+	}
+}
+
 // Markdown renders a scale run's report: per size, a table shaped like the
 // recipe's, the details oha prints, open-loop tables, CPU, freshness, memory
 // and the goals; then the scale summary and the equivalent oha commands.
-func Markdown(r *Report) string { return render("scale-report", r) }
+func Markdown(r *Report) string {
+	c := *r
+	c.Sizes = slices.Clone(r.Sizes)
+	for i, s := range c.Sizes {
+		if s.Goals == nil {
+			c.Sizes[i].Goals = Goals(s, r.Settings.Concurrency)
+		}
+	}
+	return render("scale-report", &c)
+}
 
 // DocsSummary is the part of a scale run's report a docs page shows: when and
 // where it ran, then the scale tables.
-func DocsSummary(r *Report) string {
-	m := r.Machine
-	head := fmt.Sprintf("Run of %s: %d cores (%s), %s, Go %s, Docker %s; %d connections, %g writes/s.",
-		utc(r.Started), m.Cores, m.CPU, bytesText(m.MemoryBytes), m.GoVersion, m.Docker, r.Settings.Concurrency, r.Settings.WriteRate)
-	if r.Settings.Quick {
-		head += " A quick run (--quick): too short for numbers to quote."
-	}
-	return head + "\n\n" + strings.ReplaceAll(render("scale-tables", r.Sizes), "## Scale: ", "### ")
-}
-
-// SizeText is a size's summary for the progress output.
-func SizeText(s SizeResult) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n%s\n%-36s %8s %10s %9s %9s %9s %9s\n", sizeLabel(s.Orders), "scenario", "success", "req/s", "p50 ms", "p99 ms", "vs /rank", "of noop")
-	for _, c := range s.Closed {
-		m := c.Summary
-		fmt.Fprintf(&b, "%-36s %8s %10.1f %9s %9s %9s %8s\n", c.Target.Name, pct(m.SuccessRate()), m.RPS(), fmtMS(m.P50), fmtMS(m.P99), ratioText(c.VsRanking), pctOrNA(c.OfCeiling))
-	}
-	for _, f := range append(slices.Clone(s.Watermarks), s.Freshness...) {
-		fmt.Fprintf(&b, "freshness %-30s %-10s seen %d/%d p50 %s p99 %s ms\n", f.Hop, f.Phase, f.Reached, f.Writes, lagText(f, f.P50), lagText(f, f.P99))
-		if f.Violations > 0 {
-			fmt.Fprintf(&b, "READ-YOUR-WRITES VIOLATED on %s: %d answers below their Spice-Min-Position (first: %s)\n", f.Hop, f.Violations, f.Violation)
-		}
-	}
-	return b.String()
-}
-
-func utc(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
-
-func utcSeconds(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
-
-// row is a Markdown table row of cells.
-func row(cells ...string) string { return "| " + strings.Join(cells, " | ") + " |" }
-
-// hopTitles describe the hops in the freshness table.
-var hopTitles = map[string]string{
-	HopPostgres:            "Postgres (`/ranking`, baseline)",
-	HopAccelerated:         "accelerated (`/ranking-accelerated`)",
-	HopMaterialized:        "materialized (`/ranking-materialized`, end to end)",
-	HopAcceleratedRuntime:  "accelerated runtime (HTTP `/v1/sql`, no api)",
-	HopMaterializedRuntime: "materialized runtime (HTTP `/v1/sql`, no api)",
-}
-
-func hopTitle(hop string) string { return cmp.Or(hopTitles[hop], hop) }
-
-// notSeenText is the Not seen cell: "0", or "3 (status 504×2, timeout×1)".
-func notSeenText(f Freshness) string {
-	n := max(f.Unreached-f.Violations, 0)
-	if n == 0 || len(f.NotSeen) == 0 {
-		return fmt.Sprint(n)
-	}
-	return fmt.Sprintf("%d (%s)", n, reasonList(f.NotSeen))
-}
-
-// reasonExamples lists the first message of each reason a write was not seen.
-func reasonExamples(fs []Freshness) []string {
-	var out []string
-	for _, f := range fs {
-		for _, r := range f.NotSeen {
-			if r.Example != "" {
-				out = append(out, fmt.Sprintf("%s, %s, %s: %q", f.Hop, f.Phase, r.Why, r.Example))
-			}
-		}
-	}
-	return out
-}
-
-// cpuTable is the CPU per request table of a size: a column per process and
-// the sum of the gross figures; nil without readings.
-func cpuTable(s SizeResult) []string {
-	var procs []string
-	for _, r := range s.Closed {
-		if len(r.CPU) > 0 && procs == nil {
-			for _, c := range r.CPU {
-				procs = append(procs, c.Process)
-			}
-		}
-	}
-	if procs == nil {
-		return nil
-	}
-	out := []string{row(append(append([]string{"Scenario"}, procs...), "sum")...), "|---|" + strings.Repeat("---:|", len(procs)+1)}
-	for _, r := range s.Closed {
-		cells, sum, all := []string{r.Target.Name}, 0.0, true
-		for _, p := range procs {
-			c := cpuOf(r.CPU, p)
-			cells = append(cells, cpuText(c))
-			if all = all && c != nil && c.Why == ""; all {
-				sum += c.PerOp
-			}
-		}
-		out = append(out, row(append(cells, orNA(all, fmt.Sprintf("%.0f", sum)))...))
-	}
-	return out
-}
-
-func readCPUText(s SizeResult) string {
-	mat := find(s.Closed, PathMaterialized, false)
-	if mat == nil {
-		return ""
-	}
-	v, net, hasNet, ok := ReadCPU(mat.CPU)
-	if !ok {
-		return ""
-	}
-	return fmt.Sprintf("CPU per materialized read (api + runtime 2, cache on): **%.0f us**%s (goal <= 80 us); /ranking-materialized at %s of /noop (goal >= 50%%).",
-		v, netText(net, hasNet), pctOrNA(mat.OfCeiling))
-}
-
-// scaleTable is requests/sec and p99 by size, with the runtimes' memory.
-func scaleTable(sizes []SizeResult) []string {
-	scen := Scenarios()
-	head := []string{"Orders"}
-	for _, t := range scen {
-		head = append(head, t.Name)
-	}
-	out := []string{row(append(head, "accelerated memory", "materialized memory")...), "|---:|" + strings.Repeat("---:|", len(scen)+2)}
-	for _, s := range sizes {
-		cells := []string{sizeLabel(s.Orders)}
-		for _, t := range scen {
-			r := find(s.Closed, t.Path, t.NoCache)
-			cells = append(cells, orNA(r != nil, func() string { return fmt.Sprintf("%.1f (p99 %s ms)", r.Summary.RPS(), fmtMS(r.Summary.P99)) }))
-		}
-		for _, p := range []string{ProcAccelerated, ProcMaterialized} {
-			cells = append(cells, memText(memoryOf(s.Memory, p)))
-		}
-		out = append(out, row(cells...))
-	}
-	return out
-}
-
-// scaleFreshness is, per size, freshness from the watermarks, CPU per change
-// and the materialized read's cost.
-func scaleFreshness(sizes []SizeResult) []string {
-	out := []string{row("Orders", "seeded in (s)", "runtimes synced in (s)", "runtime 1 watermark p50 / p99 / max (ms)", "runtime 2 watermark p50 / p99 / max (ms)",
-		"CPU per change, runtime 1 (us)", "CPU per change, runtime 2 (us)", "CPU per materialized read, api + runtime 2 (us, gross)", "materialized % of /noop"),
-		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|"}
-	for _, s := range sizes {
-		cells := []string{sizeLabel(s.Orders), fmt.Sprintf("%.1f", s.SeedTime.Seconds()), fmt.Sprintf("%.1f", s.SyncTime.Seconds())}
-		for _, hop := range []string{HopWatermarkAccelerated, HopWatermarkMaterialized} {
-			f := findFreshness(s.Watermarks, hop, PhaseIdle)
-			cells = append(cells, orNA(f != nil && f.Reached > 0, func() string { return fmt.Sprintf("%s / %s / %s", fmtMS(f.P50), fmtMS(f.P99), fmtMS(f.Max)) }))
-		}
-		for _, p := range []string{ProcAccelerated, ProcMaterialized} {
-			cells = append(cells, orNA(s.Changes != nil, func() string { return cpuText(cpuOf(s.Changes.CPU, p)) }))
-		}
-		mat := find(s.Closed, PathMaterialized, false)
-		gross, ok := 0.0, false
-		if mat != nil {
-			gross, _, _, ok = ReadCPU(mat.CPU)
-		}
-		cells = append(cells, orNA(ok, fmt.Sprintf("%.0f", gross)), orNA(mat != nil, func() string { return pctOrNA(mat.OfCeiling) }))
-		out = append(out, row(cells...))
-	}
-	return out
-}
-
-// orNA is text (a string, or a func giving one, called only when ok), or n/a.
-func orNA(ok bool, text any) string {
-	if !ok {
-		return NA
-	}
-	if f, isFunc := text.(func() string); isFunc {
-		return f()
-	}
-	return text.(string)
-}
-
-func memoryOf(ms []Memory, process string) Memory {
-	for _, m := range ms {
-		if m.Process == process {
-			return m
-		}
-	}
-	return Memory{Process: process, Source: NA}
-}
-
-func memText(m Memory) string { return orNA(m.Bytes > 0, func() string { return bytesText(m.Bytes) }) }
+func DocsSummary(r *Report) string { return render("scale-docs", r) }
 
 // OhaCommands returns the oha command lines closest to the run's settings,
 // one per scenario (and rate).
@@ -256,21 +145,78 @@ func OhaCommands(s Settings) []string {
 	return out
 }
 
-func pct(v float64) string { return fmt.Sprintf("%.2f%%", v*100) }
-
-func pctOrNA(v float64) string {
-	return orNA(v > 0, func() string { return fmt.Sprintf("%.1f%%", v*100) })
+// hopTitles describe the hops in the freshness table.
+var hopTitles = map[string]string{
+	HopPostgres:            "Postgres (`/ranking`, baseline)",
+	HopAccelerated:         "accelerated (`/ranking-accelerated`)",
+	HopMaterialized:        "materialized (`/ranking-materialized`, end to end)",
+	HopAcceleratedRuntime:  "accelerated runtime (HTTP `/v1/sql`, no api)",
+	HopMaterializedRuntime: "materialized runtime (HTTP `/v1/sql`, no api)",
 }
 
-func ratioText(v float64) string {
-	return orNA(v > 0, func() string { return fmt.Sprintf("%.2fx", v) })
+func hopTitle(hop string) string { return cmp.Or(hopTitles[hop], hop) }
+
+// cpuSum is the sum of the gross CPU per operation of processes in cs, or
+// n/a when one is unknown.
+func cpuSum(cs []ProcessCPU, processes []string) string {
+	var sum float64
+	for _, p := range processes {
+		c := cpuOf(cs, p)
+		if c == nil || c.Why != "" {
+			return NA
+		}
+		sum += c.PerOp
+	}
+	return fmt.Sprintf("%.0f", sum)
 }
 
-func bytesText(n int64) string { return units.BytesSize(float64(n)) }
-
-func seconds(d time.Duration) string {
-	return orNA(d > 0, func() string { return fmt.Sprintf("%.2f", d.Seconds()) })
+// cpuText is "gross (net)" microseconds, or the gross alone, or n/a.
+func cpuText(c *ProcessCPU) string {
+	switch {
+	case c == nil || c.Why != "":
+		return NA
+	case c.HasNet:
+		return fmt.Sprintf("%.0f (%.0f)", c.PerOp, c.NetPerOp)
+	}
+	return fmt.Sprintf("%.0f", c.PerOp)
 }
+
+func memoryOf(ms []Memory, process string) Memory {
+	for _, m := range ms {
+		if m.Process == process {
+			return m
+		}
+	}
+	return Memory{Process: process, Source: NA}
+}
+
+func memText(m Memory) string { return orNA(m.Bytes > 0, bytesText(m.Bytes)) }
+
+// orNA is text, or n/a when not ok.
+func orNA(ok bool, text string) string {
+	if !ok {
+		return NA
+	}
+	return text
+}
+
+// fmtMS formats a duration in milliseconds with two decimals.
+func fmtMS(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
+
+// lagText formats a freshness percentile: "-" when no write was seen.
+func lagText(f Freshness, d time.Duration) string {
+	if f.Reached == 0 {
+		return "-"
+	}
+	return fmtMS(d)
+}
+
+func pct(v float64) string           { return fmt.Sprintf("%.2f%%", v*100) }
+func pctOrNA(v float64) string       { return orNA(v > 0, fmt.Sprintf("%.1f%%", v*100)) }
+func ratioText(v float64) string     { return orNA(v > 0, fmt.Sprintf("%.2fx", v)) }
+func bytesText(n int64) string       { return units.BytesSize(float64(n)) }
+func seconds(d time.Duration) string { return orNA(d > 0, fmt.Sprintf("%.2f", d.Seconds())) }
+func utc(t time.Time) string         { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
 func rateList(rates []float64) string {
 	parts := make([]string, len(rates))
@@ -280,13 +226,28 @@ func rateList(rates []float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func cacheList(m map[string]int64) string {
-	if len(m) == 0 {
-		return "-"
-	}
-	var parts []string
+// tally formats counts in key order: "200×953", "500×47".
+func tally[K cmp.Ordered](m map[K]int64) []string {
+	var out []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, fmt.Sprintf("%s×%d", k, m[k]))
+		out = append(out, fmt.Sprintf("%v×%d", k, m[k]))
+	}
+	return out
+}
+
+// statusList formats a status-code distribution, errors included: "200×19953,
+// 500×47, timeout×2".
+func statusList(s Summary) string {
+	return cmp.Or(strings.Join(append(tally(s.StatusCodes), tally(s.Errors)...), ", "), "none")
+}
+
+func cacheList(m map[string]int64) string { return cmp.Or(strings.Join(tally(m), ", "), "-") }
+
+// reasonList formats why writes were not seen: "status 504×3, timeout×1".
+func reasonList(rs []Reason) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%s×%d", r.Why, r.Count)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -294,17 +255,10 @@ func cacheList(m map[string]int64) string {
 // count formats n with thousands separators: 1,000,000.
 func count(n int64) string {
 	s := fmt.Sprint(n)
-	if n < 0 {
-		return s
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
 	}
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
+	return s
 }
 
 // sizeLabel names a data size: "100,000 orders", or "current data" when the

@@ -10,16 +10,15 @@ import (
 
 func fixedReport() *bench.Report {
 	return &bench.Report{
-		Started: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
-		Command: "go run ./cmd/bench -z 10s --scale 100k",
+		Header: bench.Header{Started: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), Command: "go run ./cmd/bench -z 10s --scale 100k",
+			Machine: bench.Machine{Cores: 2, CPU: "Test CPU", MemoryBytes: 8 << 30, OS: "linux/amd64", Kernel: "6.1", GoVersion: "go1.26", Docker: "28.2.2"},
+			Notes:   []string{"a note <with> markup"}},
 		Settings: bench.Settings{
 			BaseURL: "http://localhost:9999", Duration: 10 * time.Second, Concurrency: 100, Rounds: 10,
 			Warmup: 2 * time.Second, Rates: []float64{200}, OpenDuration: 10 * time.Second, MaxInFlight: 1000,
 			WriteRate: 100, FreshnessConcurrency: 128, FreshnessWindow: 15 * time.Second,
 		},
-		Machine: bench.Machine{Cores: 2, CPU: "Test CPU", MemoryBytes: 8 << 30, OS: "linux/amd64", Kernel: "6.1", GoVersion: "go1.26", Docker: "28.2.2"},
-		Sizes:   []bench.SizeResult{fixedSize(), func() bench.SizeResult { s := fixedSize(); s.Orders = 1_000_000; return s }()},
-		Notes:   []string{"a note <with> markup"},
+		Sizes: []bench.SizeResult{fixedSize(), func() bench.SizeResult { s := fixedSize(); s.Orders = 1_000_000; return s }()},
 	}
 }
 
@@ -73,6 +72,15 @@ func TestMarkdown_Violation(t *testing.T) {
 	}
 	if row := "| materialized (`/ranking-materialized`, end to end) | under load | 100 | 97 | 1 (status 504×1) | 2 |"; !strings.Contains(md, row) {
 		t.Errorf("markdown lacks %q", row)
+	}
+}
+
+// The p99 goal names the connections the run had.
+func TestMarkdown_Connections(t *testing.T) {
+	r := fixedReport()
+	r.Settings.Concurrency = 50
+	if md, want := bench.Markdown(r), "| /ranking-materialized p99 < 10 ms at 100 connections | 8.00 ms at 50 connections | **PASS** |"; !strings.Contains(md, want) {
+		t.Errorf("markdown lacks %q:\n%s", want, md)
 	}
 }
 

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 )
@@ -44,39 +43,14 @@ func Scenarios() []Target {
 
 // Report is the result of a whole run.
 type Report struct {
-	Started  time.Time    `json:"started"`
-	Command  string       `json:"command"`
+	Header
 	Settings Settings     `json:"settings"`
-	Machine  Machine      `json:"machine"`
 	Sizes    []SizeResult `json:"sizes"`
-	Notes    []string     `json:"notes,omitempty"`
-}
-
-// Settings are the knobs of a run that its numbers depend on.
-type Settings struct {
-	BaseURL      string        `json:"base_url"`
-	Quick        bool          `json:"quick"`
-	Requests     int           `json:"requests"`    // per scenario, closed loop; 0 when by Duration
-	Duration     time.Duration `json:"duration_ns"` // per scenario, closed loop, when Requests is 0
-	Concurrency  int           `json:"concurrency"`
-	Rounds       int           `json:"rounds"`
-	Warmup       time.Duration `json:"warmup_ns"` // per scenario
-	Rates        []float64     `json:"rates,omitempty"`
-	OpenDuration time.Duration `json:"open_duration_ns"` // per scenario and rate
-	MaxInFlight  int           `json:"max_in_flight"`    // open loop
-	WriteRate    float64       `json:"write_rate"`
-	// FreshnessConcurrency bounds each hop's freshness reads in flight.
-	FreshnessConcurrency int `json:"freshness_concurrency"`
-	// FreshnessSample: every n-th write is traced through the hops.
-	FreshnessSample int           `json:"freshness_sample"`
-	FreshnessWindow time.Duration `json:"freshness_window_ns"`
-	// ChangesWindow is the window of writes only that CPU per change is taken over.
-	ChangesWindow time.Duration `json:"changes_window_ns,omitempty"`
 }
 
 // SizeResult is the measurement at one data size.
 type SizeResult struct {
-	Orders int64 `json:"orders"` // orders in the table when measuring began
+	Orders int64 `json:"orders"` // orders in the table when measuring began; -1: not counted
 	// Seeded orders were added in SeedTime; SyncTime is how long both runtimes
 	// then took to reflect them (and a write after them).
 	Seeded    int64            `json:"seeded,omitempty"`
@@ -89,6 +63,8 @@ type SizeResult struct {
 	Memory    []Memory         `json:"memory,omitempty"`
 	// Changes is the CPU per applied change, from a window of writes only.
 	Changes *ChangeCost `json:"changes,omitempty"`
+	// Goals are the read path's goals against this size's figures.
+	Goals []Goal `json:"goals,omitempty"`
 	// Watermarks are the write-to-visible lags from the runtimes' own
 	// watermarks during the freshness window (Phase PhaseIdle).
 	Watermarks []Freshness `json:"watermarks,omitempty"`
@@ -123,16 +99,15 @@ type ScenarioResult struct {
 // ceiling's. A ratio whose reference is missing or answered no 2xx stays 0, as
 // does the ratio of a result without 2xx answers.
 func Ratios(rs []ScenarioResult) {
-	base, ceiling := find(rs, PathRanking, false), find(rs, PathNoop, false)
+	rps := func(path string) float64 {
+		if r := find(rs, path, false); r != nil {
+			return r.Summary.GoodRPS()
+		}
+		return 0
+	}
+	base, ceiling := rps(PathRanking), rps(PathNoop)
 	for i := range rs {
-		rps := rs[i].Summary.GoodRPS()
-		rs[i].VsRanking, rs[i].OfCeiling = 0, 0
-		if base != nil && base.Summary.GoodRPS() > 0 {
-			rs[i].VsRanking = rps / base.Summary.GoodRPS()
-		}
-		if ceiling != nil && ceiling.Summary.GoodRPS() > 0 {
-			rs[i].OfCeiling = rps / ceiling.Summary.GoodRPS()
-		}
+		rs[i].VsRanking, rs[i].OfCeiling = ratio(rs[i].Summary.GoodRPS(), base), ratio(rs[i].Summary.GoodRPS(), ceiling)
 	}
 }
 
@@ -154,61 +129,43 @@ func findFreshness(fs []Freshness, hop, phase string) *Freshness {
 	return nil
 }
 
-// Goal outcomes.
-const (
-	Pass = "PASS"
-	Miss = "MISS"
-	NA   = "n/a"
-)
-
-// Goal is one goal with what a run measured.
-type Goal struct {
-	Goal   string `json:"goal"`
-	Got    string `json:"got"`
-	Status string `json:"status"` // Pass, Miss or NA
-}
-
 // Goals checks the read path's goals against one size's measurement. conc is
 // the closed loop's connection count (the p99 goal is stated at 100). They are
 // stated for 100k orders at 100 writes/s on 2 cores; other settings are
 // reported all the same.
 func Goals(s SizeResult, conc int) []Goal {
-	mat := find(s.Closed, PathMaterialized, false)
-	accOff := find(s.Closed, PathAccelerated, true)
-	var goals []Goal
-	// ratio adds a goal on r's req/s: got is the ratio or 0 when unknown.
-	ratio := func(name string, r *ScenarioResult, got func(*ScenarioResult) float64, want float64, text func(float64) string) {
-		g := Goal{Goal: name, Status: NA, Got: "not measured"}
+	mat, accOff := find(s.Closed, PathMaterialized, false), find(s.Closed, PathAccelerated, true)
+	// answered is a goal on r: not measured without requests, missed
+	// without a 2xx answer, else what judge says.
+	answered := func(name string, r *ScenarioResult, judge func() (got, status string)) Goal {
 		switch {
 		case r == nil || r.Summary.Requests == 0:
+			return notMeasured(name)
 		case r.Summary.OK == 0:
-			g.Got, g.Status = "no 2xx answers", Miss
-		case got(r) == 0:
-			g.Got = "the reference answered no 2xx"
-		default:
-			g.Got, g.Status = text(got(r)), status(got(r) >= want)
+			return Goal{name, "no 2xx answers", Miss}
 		}
-		goals = append(goals, g)
+		got, status := judge()
+		return Goal{name, got, status}
 	}
-	vs := func(r *ScenarioResult) float64 { return r.VsRanking }
-	times := func(v float64) string { return fmt.Sprintf("%.1fx", v) }
-	ratio("/ranking-materialized 2xx req/s >= 20x /ranking", mat, vs, 20, times)
-	ratio("/ranking-materialized 2xx req/s >= 25% of /noop", mat, func(r *ScenarioResult) float64 { return r.OfCeiling }, 0.25,
-		func(v float64) string { return fmt.Sprintf("%.1f%%", v*100) })
-	ratio("/ranking-accelerated (cache off) 2xx req/s >= 5x /ranking", accOff, vs, 5, times)
-
-	p99 := Goal{Goal: "/ranking-materialized p99 < 10 ms at 100 connections", Status: NA, Got: "not measured"}
-	switch {
-	case mat == nil || mat.Summary.Requests == 0:
-	case mat.Summary.OK == 0:
-		p99.Got, p99.Status = "no 2xx answers", Miss
-	default:
-		p99.Got = fmtMS(mat.Summary.P99) + " ms at " + fmt.Sprint(conc) + " connections"
-		p99.Status = status(mat.Summary.P99 < 10*time.Millisecond)
+	ratioGoal := func(name string, r *ScenarioResult, got func() float64, want float64, format string) Goal {
+		return answered(name, r, func() (string, string) {
+			if got() == 0 {
+				return "the reference answered no 2xx", NA
+			}
+			return fmt.Sprintf(format, got()), status(got() >= want)
+		})
 	}
-	goals = append(goals, p99, non2xxGoal(s))
-	goals = append(goals, lagGoal(s, HopAccelerated, "write-to-visible p99 < 100 ms, accelerated hop", 100*time.Millisecond))
-	goals = append(goals, lagGoal(s, HopMaterialized, "write-to-visible p99 < 250 ms, end to end (materialized)", 250*time.Millisecond))
+	goals := []Goal{
+		ratioGoal("/ranking-materialized 2xx req/s >= 20x /ranking", mat, func() float64 { return mat.VsRanking }, 20, "%.1fx"),
+		ratioGoal("/ranking-materialized 2xx req/s >= 25% of /noop", mat, func() float64 { return 100 * mat.OfCeiling }, 25, "%.1f%%"),
+		ratioGoal("/ranking-accelerated (cache off) 2xx req/s >= 5x /ranking", accOff, func() float64 { return accOff.VsRanking }, 5, "%.1fx"),
+		answered("/ranking-materialized p99 < 10 ms at 100 connections", mat, func() (string, string) {
+			return fmt.Sprintf("%s ms at %d connections", fmtMS(mat.Summary.P99), conc), status(mat.Summary.P99 < 10*time.Millisecond)
+		}),
+		non2xxGoal(s),
+		lagGoal(s, HopAccelerated, "write-to-visible p99 < 100 ms, accelerated hop", 100*time.Millisecond),
+		lagGoal(s, HopMaterialized, "write-to-visible p99 < 250 ms, end to end (materialized)", 250*time.Millisecond),
+	}
 	return append(goals, scaleGoals(s)...)
 }
 
@@ -216,22 +173,26 @@ func Goals(s SizeResult, conc int) []Goal {
 // throughput against /noop, and freshness from the runtimes' watermarks.
 func scaleGoals(s SizeResult) []Goal {
 	mat := find(s.Closed, PathMaterialized, false)
-	cpu := Goal{Goal: "CPU per materialized read (api + runtime 2) <= 80 us", Status: NA, Got: "not measured"}
-	if mat != nil {
-		if v, net, hasNet, ok := ReadCPU(mat.CPU); ok {
-			cpu.Got = fmt.Sprintf("%.0f us%s (api %s, runtime 2 %s)", v, netText(net, hasNet), cpuText(cpuOf(mat.CPU, ProcAPI)), cpuText(cpuOf(mat.CPU, ProcMaterialized)))
-			cpu.Status = status(v <= 80)
-		}
+	cpu := notMeasured("CPU per materialized read (api + runtime 2) <= 80 us")
+	if v, net, hasNet, ok := ReadCPU(matCPU(mat)); ok {
+		cpu.Got = fmt.Sprintf("%.0f us%s (api %s, runtime 2 %s)", v, netText(net, hasNet), cpuText(cpuOf(mat.CPU, ProcAPI)), cpuText(cpuOf(mat.CPU, ProcMaterialized)))
+		cpu.Status = status(v <= 80)
 	}
-	ceil := Goal{Goal: "/ranking-materialized 2xx req/s >= 50% of /noop", Status: NA, Got: "not measured"}
+	ceil := notMeasured("/ranking-materialized 2xx req/s >= 50% of /noop")
 	if mat != nil && mat.OfCeiling > 0 {
 		ceil.Got, ceil.Status = fmt.Sprintf("%.1f%%", mat.OfCeiling*100), status(mat.OfCeiling >= 0.5)
 	}
-	goals := []Goal{cpu, ceil,
+	return []Goal{cpu, ceil,
 		watermarkGoal(s, HopWatermarkAccelerated, "write to visible (watermark) p99 <= 50 ms at runtime 1", 50*time.Millisecond),
 		watermarkGoal(s, HopWatermarkMaterialized, "write to visible (watermark) p99 <= 100 ms end to end (runtime 2)", 100*time.Millisecond),
 	}
-	return goals
+}
+
+func matCPU(mat *ScenarioResult) []ProcessCPU {
+	if mat == nil {
+		return nil
+	}
+	return mat.CPU
 }
 
 // netText gives a gross CPU figure's net counterpart, when known.
@@ -243,23 +204,21 @@ func netText(net float64, hasNet bool) string {
 }
 
 func watermarkGoal(s SizeResult, hop, name string, limit time.Duration) Goal {
-	g := Goal{Goal: name, Status: NA, Got: "not measured"}
 	f := findFreshness(s.Watermarks, hop, PhaseIdle)
 	if f == nil || f.Writes == 0 {
-		return g
+		return notMeasured(name)
 	}
-	g.Got = fmt.Sprintf("p99 %s ms of %d writes", fmtMS(f.P99), f.Writes)
+	got := fmt.Sprintf("p99 %s ms of %d writes", fmtMS(f.P99), f.Writes)
 	if f.Unreached > 0 {
-		g.Got += fmt.Sprintf(", %d not covered", f.Unreached)
+		got += fmt.Sprintf(", %d not covered", f.Unreached)
 	}
-	g.Status = status(f.Reached > 0 && f.Unreached == 0 && f.P99 <= limit)
-	return g
+	return Goal{name, got, status(f.Reached > 0 && f.Unreached == 0 && f.P99 <= limit)}
 }
 
 func non2xxGoal(s SizeResult) Goal {
-	g := Goal{Goal: "zero non-2xx on every path", Status: NA, Got: "not measured"}
+	const name = "zero non-2xx on every path"
 	if len(s.Closed) == 0 {
-		return g
+		return notMeasured(name)
 	}
 	var bad []string
 	add := func(rs []ScenarioResult, suffix string) {
@@ -274,91 +233,82 @@ func non2xxGoal(s SizeResult) Goal {
 		add(o.Results, fmt.Sprintf(" at %g/s", o.Rate))
 	}
 	if len(bad) == 0 {
-		g.Got, g.Status = "0", Pass
-		return g
+		return Goal{name, "0", Pass}
 	}
-	g.Got, g.Status = strings.Join(bad, "; "), Miss
-	return g
+	return Goal{name, strings.Join(bad, "; "), Miss}
 }
 
 func lagGoal(s SizeResult, hop, name string, limit time.Duration) Goal {
-	g := Goal{Goal: name, Status: NA, Got: "not measured (no writes)"}
 	f := findFreshness(s.Freshness, hop, PhaseLoad)
-	if f == nil || f.Writes == 0 {
-		return g
+	switch {
+	case f == nil || f.Writes == 0:
+		return Goal{name, "not measured (no writes)", NA}
+	case f.Reached == 0:
+		return Goal{name, fmt.Sprintf("none of %d writes seen under load", f.Writes), Miss}
 	}
-	if f.Reached == 0 {
-		g.Got, g.Status = fmt.Sprintf("none of %d writes seen under load", f.Writes), Miss
-		return g
-	}
-	g.Got = fmt.Sprintf("p99 %s ms under load", fmtMS(f.P99))
+	got := fmt.Sprintf("p99 %s ms under load", fmtMS(f.P99))
 	if idle := findFreshness(s.Freshness, hop, PhaseIdle); idle != nil && idle.Reached > 0 {
-		g.Got += fmt.Sprintf(" (idle: %s ms)", fmtMS(idle.P99))
+		got += fmt.Sprintf(" (idle: %s ms)", fmtMS(idle.P99))
 	}
 	if f.Violations > 0 {
-		g.Got += fmt.Sprintf(", READ-YOUR-WRITES VIOLATED by %d answers", f.Violations)
+		got += fmt.Sprintf(", READ-YOUR-WRITES VIOLATED by %d answers", f.Violations)
 	}
 	if n := f.Unreached - f.Violations; n > 0 {
-		g.Got += fmt.Sprintf(", %d of %d writes not seen (%s)", n, f.Writes, reasonList(f.NotSeen))
+		got += fmt.Sprintf(", %d of %d writes not seen (%s)", n, f.Writes, reasonList(f.NotSeen))
 	}
-	g.Status = status(f.Reached > 0 && f.Unreached == 0 && f.P99 < limit)
-	return g
+	return Goal{name, got, status(f.Unreached == 0 && f.P99 < limit)}
 }
 
-func status(ok bool) string {
-	if ok {
-		return Pass
+// cpuProcs are the processes of the first result with CPU figures.
+func cpuProcs(rs []ScenarioResult) []string {
+	for _, r := range rs {
+		if len(r.CPU) > 0 {
+			out := make([]string, len(r.CPU))
+			for i, c := range r.CPU {
+				out[i] = c.Process
+			}
+			return out
+		}
 	}
-	return Miss
+	return nil
 }
 
-// statusList formats a status-code distribution, errors included: "200×19953,
-// 500×47, timeout×2".
-func statusList(s Summary) string {
-	var parts []string
-	codes := make([]int, 0, len(s.StatusCodes))
-	for c := range s.StatusCodes {
-		codes = append(codes, c)
+// readCPUText is the materialized read's CPU and share of /noop, against
+// their goals; empty when unknown.
+func readCPUText(s SizeResult) string {
+	mat := find(s.Closed, PathMaterialized, false)
+	v, net, hasNet, ok := ReadCPU(matCPU(mat))
+	if !ok {
+		return ""
 	}
-	sort.Ints(codes)
-	for _, c := range codes {
-		parts = append(parts, fmt.Sprintf("%d×%d", c, s.StatusCodes[c]))
-	}
-	errs := make([]string, 0, len(s.Errors))
-	for e := range s.Errors {
-		errs = append(errs, e)
-	}
-	sort.Strings(errs)
-	for _, e := range errs {
-		parts = append(parts, fmt.Sprintf("%s×%d", e, s.Errors[e]))
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
+	return fmt.Sprintf("CPU per materialized read (api + runtime 2, cache on): **%.0f us**%s (goal <= 80 us); /ranking-materialized at %s of /noop (goal >= 50%%).",
+		v, netText(net, hasNet), pctOrNA(mat.OfCeiling))
 }
 
-// fmtMS formats a duration in milliseconds with two decimals.
-func fmtMS(d time.Duration) string {
-	return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond))
+// readGross is the materialized read's gross CPU, or n/a.
+func readGross(s SizeResult) string {
+	v, _, _, ok := ReadCPU(matCPU(find(s.Closed, PathMaterialized, false)))
+	return orNA(ok, fmt.Sprintf("%.0f", v))
 }
 
-// lagText formats a freshness percentile: "-" when no write was seen.
-func lagText(f Freshness, d time.Duration) string {
-	if f.Reached == 0 {
-		return "-"
+// notSeenText is the Not seen cell: "0", or "3 (status 504×2, timeout×1)".
+func notSeenText(f Freshness) string {
+	n := max(f.Unreached-f.Violations, 0)
+	if n == 0 || len(f.NotSeen) == 0 {
+		return fmt.Sprint(n)
 	}
-	return fmtMS(d)
+	return fmt.Sprintf("%d (%s)", n, reasonList(f.NotSeen))
 }
 
-// reasonList formats why writes were not seen: "status 504×3, timeout×1".
-func reasonList(rs []Reason) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = fmt.Sprintf("%s×%d", r.Why, r.Count)
+// notSeenExamples lists the first message of each reason a write was not seen.
+func notSeenExamples(fs []Freshness) []string {
+	var out []string
+	for _, f := range fs {
+		for _, r := range f.NotSeen {
+			if r.Example != "" {
+				out = append(out, fmt.Sprintf("%s, %s, %s: %q", f.Hop, f.Phase, r.Why, r.Example))
+			}
+		}
 	}
-	return strings.Join(parts, ", ")
+	return out
 }
-
-// ms is d in milliseconds.
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

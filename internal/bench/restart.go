@@ -3,11 +3,9 @@ package bench
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"time"
 )
 
@@ -31,24 +29,17 @@ const (
 	DefaultRestartRounds         = 3
 	DefaultReadyTimeout          = 10 * time.Minute
 	DefaultRestartCatchUpTimeout = 2 * time.Minute
-	DefaultRestartPoll           = 25 * time.Millisecond
 	DefaultRestartWriteRate      = 50.0
+	// restartPoll is how often a starting runtime is polled: the granularity
+	// of the times to ready and caught up.
+	restartPoll = 25 * time.Millisecond
 )
-
-// logGrace is the wait, once caught up, before a start's log is read.
-const logGrace = 500 * time.Millisecond
 
 // Compose services the restart benchmark drives.
 const (
 	serviceAccelerated  = "accelerated"
 	serviceMaterialized = "materialized"
 )
-
-// RuntimeURLs are where the benchmark reads one runtime.
-type RuntimeURLs struct {
-	HTTP    string // base URL of the Spice HTTP API (GET /v1/ready needs no key)
-	Metrics string // its Prometheus /metrics URL
-}
 
 // RestartConfig configures a restart benchmark run.
 type RestartConfig struct {
@@ -64,23 +55,19 @@ type RestartConfig struct {
 	// CatchUpTimeout bounds the wait, once ready, for the watermark to cover
 	// Postgres's position at the start; DefaultRestartCatchUpTimeout when zero.
 	CatchUpTimeout time.Duration
-	Poll           time.Duration // DefaultRestartPoll when zero
-	SeedChunk      int           // DefaultSeedChunk when zero
 
-	Accelerated, Materialized RuntimeURLs
+	// Accelerated and Materialized are the runtimes' HTTP APIs (GET
+	// /v1/ready needs no key) and Prometheus endpoints.
+	Accelerated, Materialized RuntimeEndpoint
 
-	DB     DB // seeds, counts, times COPY, reads pg_current_wal_lsn()
-	Writes DB // a second connection for the writes during restarts; none when nil
+	DB     *Postgres // seeds, counts, times COPY, reads pg_current_wal_lsn()
+	Writes *Postgres // a second connection for the writes during restarts; none when nil
 	// Stack is the compose project; MemoryFiles and FileFiles its compose
 	// files with runtime 1 in mode: memory and in mode: file.
 	Stack                  *Stack
 	MemoryFiles, FileFiles []string
-	// ProcDir is where the runtimes' processes are seen ("/proc"): peak RSS is
-	// their VmHWM. When unreadable (not on the Docker host), the highest
-	// process_resident_memory_bytes sampled while starting is reported instead.
-	ProcDir string
-	Command string    // the command line, for the report
-	Out     io.Writer // progress; none when nil
+	Command                string    // the command line, for the report
+	Out                    io.Writer // progress; none when nil
 }
 
 // RestartResult is one restart.
@@ -103,11 +90,13 @@ type RestartResult struct {
 	// CopyTook is Postgres's COPY of orders to /dev/null timed just before a
 	// restart that takes a snapshot (0: none), so that the snapshot's read speed
 	// is compared with COPY under the same load of the machine.
-	CopyTook  time.Duration `json:"copy_took_ns"`
-	PeakRSS   int64         `json:"peak_rss_bytes"`
-	RSSSource string        `json:"rss_source"`
-	Log       StartLog      `json:"log"`
-	Err       string        `json:"error,omitempty"`
+	CopyTook time.Duration `json:"copy_took_ns"`
+	// PeakRSS is the process's VmHWM when /proc shows it (on the Docker host),
+	// else the highest process_resident_memory_bytes sampled while starting.
+	PeakRSS   int64    `json:"peak_rss_bytes"`
+	RSSSource string   `json:"rss_source"`
+	Log       StartLog `json:"log"`
+	Err       string   `json:"error,omitempty"`
 }
 
 // CopyTiming is Postgres's own COPY of the orders table to /dev/null at one
@@ -120,20 +109,18 @@ type CopyTiming struct {
 
 // RestartReport is a restart benchmark run.
 type RestartReport struct {
-	Started   time.Time       `json:"started"`
-	Command   string          `json:"command"`
-	Machine   Machine         `json:"machine"`
+	Header
 	Rounds    int             `json:"rounds"`
 	WriteRate float64         `json:"write_rate"`
 	Copies    []CopyTiming    `json:"copies"`
 	Results   []RestartResult `json:"results"`
-	Notes     []string        `json:"notes"`
 }
 
 // RestartRunner runs the restart benchmark.
 type RestartRunner struct {
+	progress
 	cfg    RestartConfig
-	client *http.Client
+	client *Client
 	rep    *RestartReport
 }
 
@@ -142,8 +129,7 @@ func NewRestartRunner(cfg RestartConfig) *RestartRunner {
 	cfg.Rounds = cmp.Or(max(cfg.Rounds, 0), DefaultRestartRounds)
 	cfg.ReadyTimeout = cmp.Or(max(cfg.ReadyTimeout, 0), DefaultReadyTimeout)
 	cfg.CatchUpTimeout = cmp.Or(max(cfg.CatchUpTimeout, 0), DefaultRestartCatchUpTimeout)
-	cfg.Poll = cmp.Or(max(cfg.Poll, 0), DefaultRestartPoll)
-	return &RestartRunner{cfg: cfg, client: &http.Client{Timeout: 2 * time.Second}}
+	return &RestartRunner{progress: progress{cfg.Out}, cfg: cfg, client: NewClient("", 4, 2*time.Second)}
 }
 
 // Run measures every size, target and kind; it fails when the stack cannot be
@@ -151,12 +137,13 @@ func NewRestartRunner(cfg RestartConfig) *RestartRunner {
 // mode: memory, as docker-compose.yml runs it.
 func (r *RestartRunner) Run(ctx context.Context) (*RestartReport, error) {
 	c := r.cfg
-	r.rep = &RestartReport{Started: time.Now(), Command: c.Command, Rounds: c.Rounds,
-		Machine: DescribeMachine(ctx, c.Stack)}
+	r.rep = &RestartReport{Header: newHeader(ctx, c.Stack, c.Command), Rounds: c.Rounds}
 	if c.Writes != nil {
 		r.rep.WriteRate = c.WriteRate
 	}
-	if err := r.useMode(ctx, RestartMemory); err != nil {
+	before := loadAverage()
+	defer func() { r.rep.Notes = append(r.rep.Notes, loadNote(before)...) }()
+	if err := r.useMode(ctx, RestartMemory, true); err != nil {
 		return r.rep, err
 	}
 	sizes := c.Sizes
@@ -168,35 +155,24 @@ func (r *RestartRunner) Run(ctx context.Context) (*RestartReport, error) {
 			return r.rep, err
 		}
 	}
-	if slices.Contains(c.Targets, RestartFile) {
-		if err := r.useMode(ctx, RestartMemory); err != nil {
-			return r.rep, err
-		}
-	}
-	if la := loadAverage(); la != "" {
-		r.rep.Notes = append(r.rep.Notes, "host load average (1, 5, 15 min) at the end: "+la)
-	}
 	return r.rep, nil
 }
 
 // runSize seeds with both runtimes stopped (runtime 1 in mode: memory keeps no
 // slot, so Postgres alone does the work), times COPY, and restarts each target.
 func (r *RestartRunner) runSize(ctx context.Context, size int64) error {
-	if size > 0 {
-		if err := r.seed(ctx, size); err != nil {
-			return err
-		}
+	if err := r.seed(ctx, size); err != nil {
+		return err
 	}
-	orders, err := NewSeeder(r.cfg.DB).Count(ctx)
+	orders, err := r.cfg.DB.Count(ctx)
 	if err != nil {
 		return err
 	}
-	stopWrites := r.startWrites(ctx)
-	defer stopWrites()
+	defer r.startWrites(ctx)()
 	defer func() { r.rep.Copies = append(r.rep.Copies, sizeCopy(r.rep.Results, orders)) }()
 	for _, target := range r.cfg.Targets {
 		if target == RestartFile {
-			if err := r.useModeOnly(ctx, RestartFile); err != nil {
+			if err := r.useMode(ctx, RestartFile, false); err != nil {
 				return err
 			}
 			r.measure(ctx, orders, target, RestartFirst, 1, nil)
@@ -204,12 +180,15 @@ func (r *RestartRunner) runSize(ctx context.Context, size int64) error {
 		for _, kind := range r.cfg.Kinds {
 			for round := 1; round <= r.cfg.Rounds; round++ {
 				r.measure(ctx, orders, target, kind, round, func(ctx context.Context) error {
-					return r.restart(ctx, serviceOf(target), kind == RestartKill)
+					if err := r.stop(ctx, runtimeOf(target).service, kind == RestartKill); err != nil {
+						return err
+					}
+					return r.cfg.Stack.Start(ctx, runtimeOf(target).service)
 				})
 			}
 		}
 		if target == RestartFile {
-			if err := r.useMode(ctx, RestartMemory); err != nil {
+			if err := r.useMode(ctx, RestartMemory, true); err != nil {
 				return err
 			}
 		}
@@ -217,11 +196,9 @@ func (r *RestartRunner) runSize(ctx context.Context, size int64) error {
 	return nil
 }
 
+// seed grows orders to size with both runtimes stopped, then starts them.
 func (r *RestartRunner) seed(ctx context.Context, size int64) error {
-	seeder := NewSeeder(r.cfg.DB)
-	seeder.Chunk, seeder.Out = r.cfg.SeedChunk, r.cfg.Out
-	have, err := seeder.Count(ctx)
-	if err != nil || have >= size {
+	if have, err := r.cfg.DB.Count(ctx); err != nil || have >= size {
 		return err
 	}
 	r.printf("seed: runtimes stopped while orders grow to %s\n", count(size))
@@ -230,7 +207,8 @@ func (r *RestartRunner) seed(ctx context.Context, size int64) error {
 			return err
 		}
 	}
-	if _, err := seeder.SeedTo(ctx, size); err != nil {
+	r.cfg.DB.Out = r.Out
+	if _, err := r.cfg.DB.SeedTo(ctx, size); err != nil {
 		return err
 	}
 	for _, s := range []string{serviceAccelerated, serviceMaterialized} {
@@ -244,9 +222,15 @@ func (r *RestartRunner) seed(ctx context.Context, size int64) error {
 	return nil
 }
 
-// useMode switches runtime 1 to mode and waits until both runtimes are ready.
-func (r *RestartRunner) useMode(ctx context.Context, mode string) error {
-	if err := r.useModeOnly(ctx, mode); err != nil {
+// useMode runs compose up for runtime 1 with the mode's files (compose
+// re-creates the container only when its configuration changed) and, with
+// wait, waits until both runtimes are ready.
+func (r *RestartRunner) useMode(ctx context.Context, mode string, wait bool) error {
+	files := r.cfg.MemoryFiles
+	if mode == RestartFile {
+		files = r.cfg.FileFiles
+	}
+	if _, err := r.cfg.Stack.WithFiles(files...).Run(ctx, "up", "-d", "--no-deps", serviceAccelerated); err != nil || !wait {
 		return err
 	}
 	for _, s := range []string{serviceAccelerated, serviceMaterialized} {
@@ -257,117 +241,96 @@ func (r *RestartRunner) useMode(ctx context.Context, mode string) error {
 	return nil
 }
 
-func (r *RestartRunner) restart(ctx context.Context, service string, crash bool) error {
-	if err := r.stop(ctx, service, crash); err != nil {
-		return err
-	}
-	return r.cfg.Stack.Start(ctx, service)
-}
-
-// measure restarts a target (with do; nil when the stack already started it) and
-// records how long it took to be ready and caught up, and its peak memory.
+// measure restarts a target (with do; nil when the stack already started it)
+// and records the restart.
 func (r *RestartRunner) measure(ctx context.Context, orders int64, target, kind string, round int, do func(context.Context) error) {
 	res := RestartResult{Orders: orders, Target: target, Kind: kind, Round: round}
-	defer func() {
-		r.rep.Results = append(r.rep.Results, res)
-		r.printf("restart %-12s %-5s #%d at %s orders: %s\n", target, kind, round, count(orders), resultLine(res))
-	}()
-	service := serviceOf(target)
-	if target == RestartMemory {
-		if took, err := r.timeCopy(ctx); err == nil {
-			res.CopyTook = took
-		} else {
+	if err := r.restart(ctx, &res, do); err != nil {
+		res.Err = err.Error()
+	}
+	r.rep.Results = append(r.rep.Results, res)
+	r.printf("restart %-12s %-5s #%d at %s orders: %s\n", target, kind, round, count(orders), render("restart-line", res))
+}
+
+// restart restarts res's target and measures how long it took to be ready
+// and caught up, its peak memory, and what its log says of the start.
+func (r *RestartRunner) restart(ctx context.Context, res *RestartResult, do func(context.Context) error) error {
+	rt, urls := runtimeOf(res.Target), r.urls(res.Target)
+	if res.Target == RestartMemory {
+		start := time.Now()
+		if err := r.cfg.DB.Exec(ctx, "COPY orders TO '/dev/null'"); err != nil {
 			r.printf("warning: COPY orders: %v\n", err)
+		} else {
+			res.CopyTook = time.Since(start)
 		}
 	}
 	if do != nil {
 		if err := do(ctx); err != nil {
-			res.Err = err.Error()
-			return
+			return err
 		}
 	}
-	pid, started, err := r.process(ctx, service)
+	pid, started, err := r.cfg.Stack.Process(ctx, rt.service)
 	if err != nil {
-		res.Err = err.Error()
-		return
+		return err
 	}
-	target0, err := r.cfg.DB.Int(ctx, "SELECT (pg_current_wal_lsn() - '0/0')::bigint")
+	lsn, err := r.cfg.DB.Int(ctx, "SELECT (pg_current_wal_lsn() - '0/0')::bigint")
 	if err != nil {
-		res.Err = fmt.Sprintf("read pg_current_wal_lsn(): %v", err)
-		return
+		return fmt.Errorf("read pg_current_wal_lsn(): %w", err)
 	}
-	urls := r.urls(service)
-	sampled := int64(0)
+	var sampled int64
 	sample := func() {
-		if b, err := scrapeValue(ctx, r.client, urls.Metrics, MetricRSS, "", ""); err == nil {
+		if b, err := scrapeValue(ctx, r.client.HTTP, urls.Metrics, MetricRSS, "", ""); err == nil {
 			sampled = max(sampled, int64(b))
 		}
 	}
-	procOK := peakRSS(r.cfg.ProcDir, pid) > 0
-	if procOK {
+	if peakRSS(pid) > 0 {
 		sample = nil
 	}
 	readyAt, err := r.waitReady(ctx, urls, started, sample)
 	if err != nil {
-		res.Err = err.Error()
-		return
+		return err
 	}
 	res.Ready = readyAt.Sub(started)
-	if at, ok := r.waitWatermark(ctx, urls.Metrics, datasetOf(service), target0); ok {
-		res.CaughtUp = at.Sub(started)
+	if Poll(ctx, r.cfg.CatchUpTimeout, restartPoll, rt.dataset+"'s watermark", func() bool {
+		v, err := scrapeValue(ctx, r.client.HTTP, urls.Metrics, MetricWatermark, "dataset", rt.dataset)
+		return err == nil && int64(v) >= lsn
+	}) == nil {
+		res.CaughtUp = time.Since(started)
 	}
-	if b := peakRSS(r.cfg.ProcDir, pid); b > 0 {
-		res.PeakRSS, res.RSSSource = b, "VmHWM"
-	} else {
+	res.PeakRSS, res.RSSSource = peakRSS(pid), "VmHWM"
+	if res.PeakRSS == 0 {
 		res.PeakRSS, res.RSSSource = sampled, "highest "+MetricRSS+" sampled"
 	}
 	// The feed logs "snapshot taken" just after the commit that moved the
-	// watermark: give the line a moment to be written.
-	select {
-	case <-ctx.Done():
-	case <-time.After(logGrace):
-	}
-	if logs, err := r.cfg.Stack.Logs(ctx, service, started.Add(-time.Second)); err == nil {
+	// watermark: give the line a moment to be written. The log is read since
+	// this start only: the engine stamps both, and an earlier start's lines
+	// would lend this one their snapshot.
+	sleepUntil(ctx, time.Now().Add(500*time.Millisecond))
+	if logs, err := r.cfg.Stack.Logs(ctx, rt.service, started); err == nil {
 		res.Log = ParseStartLog(logs)
-		if !res.Log.FirstLine.IsZero() {
-			res.FirstLog = res.Log.FirstLine.Sub(started)
-		}
-		if !res.Log.Started.IsZero() {
-			res.Listening = res.Log.Started.Sub(started)
-		}
+		res.FirstLog, res.Listening = since(started, res.Log.FirstLine), since(started, res.Log.Started)
 	}
+	return nil
+}
+
+// since is t - start, or zero when t is.
+func since(start, t time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Sub(start)
 }
 
 // waitReady polls /v1/ready until it answers 200, calling sample between polls.
-func (r *RestartRunner) waitReady(ctx context.Context, urls RuntimeURLs, since time.Time, sample func()) (time.Time, error) {
-	c := &Client{BaseURL: urls.HTTP, HTTP: r.client}
-	err := Poll(ctx, time.Until(since.Add(r.cfg.ReadyTimeout)), r.cfg.Poll, urls.HTTP+"/v1/ready to answer 200", func() bool {
-		status, _, _ := c.Do(ctx, http.MethodGet, "/v1/ready", nil, nil)
+func (r *RestartRunner) waitReady(ctx context.Context, urls RuntimeEndpoint, since time.Time, sample func()) (time.Time, error) {
+	err := Poll(ctx, time.Until(since.Add(r.cfg.ReadyTimeout)), restartPoll, urls.URL+"/v1/ready to answer 200", func() bool {
+		status, _, _ := r.client.Do(ctx, http.MethodGet, urls.URL+"/v1/ready", nil, "")
 		if status != http.StatusOK && sample != nil {
 			sample()
 		}
 		return status == http.StatusOK
 	})
 	return time.Now(), err
-}
-
-// waitWatermark polls the runtime's watermark of dataset until it reaches lsn.
-func (r *RestartRunner) waitWatermark(ctx context.Context, metrics, dataset string, lsn int64) (time.Time, bool) {
-	err := Poll(ctx, r.cfg.CatchUpTimeout, r.cfg.Poll, dataset+"'s watermark", func() bool {
-		v, err := scrapeValue(ctx, r.client, metrics, MetricWatermark, "dataset", dataset)
-		return err == nil && int64(v) >= lsn
-	})
-	return time.Now(), err == nil
-}
-
-// timeCopy times Postgres's COPY of orders to /dev/null (server side: no client,
-// no network), the upper bound of a snapshot's read speed.
-func (r *RestartRunner) timeCopy(ctx context.Context) (time.Duration, error) {
-	start := time.Now()
-	if err := r.cfg.DB.Exec(ctx, "COPY orders TO '/dev/null'"); err != nil {
-		return 0, err
-	}
-	return time.Since(start), nil
 }
 
 // sizeCopy is the median COPY of the restarts at one size.
@@ -384,7 +347,7 @@ func sizeCopy(results []RestartResult, orders int64) CopyTiming {
 }
 
 // startWrites inserts single orders at WriteRate until the returned func is called.
-func (r *RestartRunner) startWrites(ctx context.Context) func() {
+func (r *RestartRunner) startWrites(ctx context.Context) (stop func()) {
 	if r.cfg.Writes == nil || r.cfg.WriteRate <= 0 {
 		return func() {}
 	}
@@ -392,86 +355,44 @@ func (r *RestartRunner) startWrites(ctx context.Context) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(time.Duration(float64(time.Second) / r.cfg.WriteRate))
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				if err := r.cfg.Writes.Exec(ctx, seedSQL(1)); err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
-					r.printf("warning: write during restarts: %v\n", err)
-				}
+		every := time.Duration(float64(time.Second) / r.cfg.WriteRate)
+		for next := time.Now(); sleepUntil(ctx, next); next = next.Add(every) {
+			if err := r.cfg.Writes.Exec(ctx, seedSQL(1)); err != nil && ctx.Err() == nil {
+				r.printf("warning: write during restarts: %v\n", err)
 			}
 		}
 	}()
 	return func() { cancel(); <-done }
 }
 
-func (r *RestartRunner) urls(service string) RuntimeURLs {
-	if service == serviceMaterialized {
+// restarted is a runtime the benchmark restarts: its compose service and the
+// dataset whose watermark says it caught up.
+type restarted struct{ service, dataset string }
+
+// runtimeOf is the runtime of a target or service.
+func runtimeOf(name string) restarted {
+	if name == RestartMaterialized || name == serviceMaterialized {
+		return restarted{serviceMaterialized, "rankings"}
+	}
+	return restarted{serviceAccelerated, "orders"}
+}
+
+func (r *RestartRunner) urls(name string) RuntimeEndpoint {
+	if runtimeOf(name).service == serviceMaterialized {
 		return r.cfg.Materialized
 	}
 	return r.cfg.Accelerated
-}
-
-func (r *RestartRunner) printf(format string, args ...any) {
-	if r.cfg.Out != nil {
-		fmt.Fprintf(r.cfg.Out, format, args...)
-	}
-}
-
-func serviceOf(target string) string {
-	if target == RestartMaterialized {
-		return serviceMaterialized
-	}
-	return serviceAccelerated
-}
-
-// datasetOf is the dataset whose watermark says a runtime caught up.
-func datasetOf(service string) string {
-	if service == serviceMaterialized {
-		return "rankings"
-	}
-	return "orders"
 }
 
 // stop stops a service: SIGTERM and its grace period, or SIGKILL when crash;
 // it returns once the container is no longer running, or its restart policy
 // started it again (then Start has nothing to do).
 func (r *RestartRunner) stop(ctx context.Context, service string, crash bool) error {
-	if crash {
-		if err := r.cfg.Stack.Signal(ctx, service, "KILL"); err != nil {
-			return err
-		}
-		return r.cfg.Stack.WaitStopped(ctx, service, time.Minute)
+	if !crash {
+		return r.cfg.Stack.Stop(ctx, service)
 	}
-	return r.cfg.Stack.Stop(ctx, service)
-}
-
-// process is the host pid of a service's main process and when it started.
-func (r *RestartRunner) process(ctx context.Context, service string) (int, time.Time, error) {
-	c, err := r.cfg.Stack.Inspect(ctx, service)
-	if err != nil {
-		return 0, time.Time{}, err
+	if err := r.cfg.Stack.Signal(ctx, service, "KILL"); err != nil {
+		return err
 	}
-	if c.State == nil || c.State.Pid == 0 {
-		return 0, time.Time{}, fmt.Errorf("%s: no process: is it running?", service)
-	}
-	started, err := time.Parse(time.RFC3339Nano, c.State.StartedAt)
-	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("%s: start time %q: %w", service, c.State.StartedAt, err)
-	}
-	return c.State.Pid, started, nil
-}
-
-// useModeOnly runs compose up for the accelerated service with the mode's
-// files; compose re-creates the container only when its configuration changed.
-func (r *RestartRunner) useModeOnly(ctx context.Context, mode string) error {
-	st := r.cfg.Stack.WithFiles(r.cfg.MemoryFiles...)
-	if mode == RestartFile {
-		st = r.cfg.Stack.WithFiles(r.cfg.FileFiles...)
-	}
-	_, err := st.Run(ctx, "up", "-d", "--no-deps", serviceAccelerated)
-	return err
+	return r.cfg.Stack.WaitStopped(ctx, service, time.Minute)
 }

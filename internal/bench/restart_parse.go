@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -35,16 +36,13 @@ func ParseStartLog(log string) StartLog {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		f := logFields(sc.Text())
-		if s.FirstLine.IsZero() {
-			if t, err := time.Parse(time.RFC3339Nano, f["time"]); err == nil {
-				s.FirstLine = t
-			}
+		at, err := time.Parse(time.RFC3339Nano, f["time"])
+		if s.FirstLine.IsZero() && err == nil {
+			s.FirstLine = at
 		}
-		switch f["msg"] {
+		switch msg := f["msg"]; msg {
 		case "runtime started":
-			if t, err := time.Parse(time.RFC3339Nano, f["time"]); err == nil {
-				s.Started = t
-			}
+			s.Started = at
 		case "snapshot taken":
 			s.SnapshotRows, _ = strconv.ParseInt(f["rows"], 10, 64)
 			s.SnapshotTook, _ = time.ParseDuration(f["took"])
@@ -53,12 +51,9 @@ func ParseStartLog(log string) StartLog {
 		case "subscribed":
 			s.Subscribed = true
 		case "change feed failed; reconnecting", "subscription ended; subscribing again":
-			s.Reconnects++
-			if s.FirstError == "" {
-				s.FirstError = f["err"]
-			}
+			s.Reconnects, s.FirstError = s.Reconnects+1, cmp.Or(s.FirstError, f["err"])
 		default:
-			if lsn, ok := strings.CutPrefix(f["msg"], "resuming from "); ok {
+			if lsn, ok := strings.CutPrefix(msg, "resuming from "); ok {
 				s.ResumedFrom = lsn
 			}
 		}
@@ -67,15 +62,13 @@ func ParseStartLog(log string) StartLog {
 }
 
 // logFields splits one slog line, JSON or text (key=value, values quoted when
-// they hold spaces), into its top-level fields as strings.
+// they hold spaces), into its top-level fields as strings; the first of a
+// repeated key counts.
 func logFields(line string) map[string]string {
-	line = strings.TrimSpace(line)
-	if strings.HasPrefix(line, "{") {
+	out := map[string]string{}
+	if line = strings.TrimSpace(line); strings.HasPrefix(line, "{") {
 		var raw map[string]any
-		if json.Unmarshal([]byte(line), &raw) != nil {
-			return nil
-		}
-		out := make(map[string]string, len(raw))
+		_ = json.Unmarshal([]byte(line), &raw)
 		for k, v := range raw {
 			switch v := v.(type) {
 			case string:
@@ -86,40 +79,20 @@ func logFields(line string) map[string]string {
 		}
 		return out
 	}
-	out := map[string]string{}
 	for line != "" {
 		key, rest, ok := strings.Cut(line, "=")
 		if !ok {
 			break
 		}
-		var val string
-		if strings.HasPrefix(rest, `"`) {
-			end := closingQuote(rest)
-			if end < 0 {
-				break
-			}
-			val, _ = strconv.Unquote(rest[:end+1])
-			rest = rest[end+1:]
-		} else {
-			val, rest, _ = strings.Cut(rest, " ")
+		val, next, _ := strings.Cut(rest, " ")
+		if q, err := strconv.QuotedPrefix(rest); err == nil {
+			val, _ = strconv.Unquote(q)
+			next = rest[len(q):]
 		}
 		if _, dup := out[key]; !dup {
 			out[key] = val
 		}
-		line = strings.TrimLeft(rest, " ")
+		line = strings.TrimLeft(next, " ")
 	}
 	return out
-}
-
-// closingQuote is the index of the quote that ends the quoted string s starts with.
-func closingQuote(s string) int {
-	for i := 1; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
-		}
-	}
-	return -1
 }

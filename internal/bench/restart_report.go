@@ -1,10 +1,9 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
-	"maps"
 	"slices"
-	"text/template"
 	"time"
 )
 
@@ -44,52 +43,41 @@ type RestartSummary struct {
 // SummarizeRestarts groups results by size, target and kind, in the order they
 // were measured, with each group's medians and worst cases.
 func SummarizeRestarts(results []RestartResult, copies []CopyTiming) []RestartSummary {
-	type key struct {
-		orders       int64
-		target, kind string
-	}
-	var order []key
-	groups := map[key][]RestartResult{}
+	var out []RestartSummary
 	for _, r := range results {
-		k := key{r.Orders, r.Target, r.Kind}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
+		i := slices.IndexFunc(out, func(s RestartSummary) bool { return s.Orders == r.Orders && s.Target == r.Target && s.Kind == r.Kind })
+		if i < 0 {
+			out, i = append(out, RestartSummary{Orders: r.Orders, Target: r.Target, Kind: r.Kind}), len(out)
 		}
-		groups[k] = append(groups[k], r)
+		out[i].Runs++
 	}
-	out := make([]RestartSummary, 0, len(order))
-	for _, k := range order {
-		s := summarize(groups[k])
-		s.Orders, s.Target, s.Kind = k.orders, k.target, k.kind
-		s.CopyRate = copyRate(copies, k.orders)
+	for i := range out {
+		s := &out[i]
+		group := slices.DeleteFunc(slices.Clone(results), func(r RestartResult) bool {
+			return r.Orders != s.Orders || r.Target != s.Target || r.Kind != s.Kind
+		})
+		summarize(s, group)
+		if c := slices.IndexFunc(copies, func(c CopyTiming) bool { return c.Orders == s.Orders && c.Took > 0 }); c >= 0 {
+			s.CopyRate = float64(copies[c].Orders) / copies[c].Took.Seconds()
+		}
 		if s.VsCopy == 0 && s.SnapshotRate > 0 && s.CopyRate > 0 {
 			s.VsCopy = s.SnapshotRate / s.CopyRate
 		}
-		out = append(out, s)
 	}
 	return out
 }
 
-func summarize(rs []RestartResult) RestartSummary {
-	var s RestartSummary
+func summarize(s *RestartSummary, rs []RestartResult) {
 	var ready, first, listen, caught []time.Duration
 	var rates, ratios []float64
 	for _, r := range rs {
-		s.Runs++
 		if r.Err != "" {
 			s.Failed++
 			continue
 		}
 		ready = append(ready, r.Ready)
-		if r.FirstLog > 0 {
-			first = append(first, r.FirstLog)
-		}
-		if r.Listening > 0 {
-			listen = append(listen, r.Listening)
-		}
-		if r.CaughtUp > 0 {
-			caught = append(caught, r.CaughtUp)
-		} else {
+		first, listen = appendPositive(first, r.FirstLog), appendPositive(listen, r.Listening)
+		if caught = appendPositive(caught, r.CaughtUp); r.CaughtUp <= 0 {
 			s.NotCaughtUp++
 		}
 		s.PeakRSS = max(s.PeakRSS, r.PeakRSS)
@@ -100,18 +88,21 @@ func summarize(rs []RestartResult) RestartSummary {
 				ratios = append(ratios, rate/(float64(r.Orders)/r.CopyTook.Seconds()))
 			}
 		}
-		s.Path = startPath(r.Log)
-		s.Reconnects += r.Log.Reconnects
-		if s.FirstError == "" {
-			s.FirstError = r.Log.FirstError
-		}
+		s.Path, s.Reconnects, s.FirstError = startPath(r.Log), s.Reconnects+r.Log.Reconnects, cmp.Or(s.FirstError, r.Log.FirstError)
 	}
 	s.ReadyMedian, s.ReadyMax = medianMax(ready)
 	s.FirstLogMedian, _ = medianMax(first)
 	s.ListenMedian, _ = medianMax(listen)
 	s.CaughtUpMedian, s.CaughtUpMax = medianMax(caught)
-	s.SnapshotRate, s.VsCopy = medianOf(rates), medianOf(ratios)
-	return s
+	s.SnapshotRate, _ = medianMax(rates)
+	s.VsCopy, _ = medianMax(ratios)
+}
+
+func appendPositive(ds []time.Duration, d time.Duration) []time.Duration {
+	if d > 0 {
+		return append(ds, d)
+	}
+	return ds
 }
 
 // startPath says in a few words what a start did, from its log.
@@ -127,40 +118,20 @@ func startPath(l StartLog) string {
 	return NA
 }
 
-// medianMax is the median (the upper one of an even count) and the largest; zero
-// for none.
-func medianMax(ds []time.Duration) (time.Duration, time.Duration) {
-	if len(ds) == 0 {
-		return 0, 0
+// medianMax is the median (the upper one of an even count) and the largest;
+// zero for none.
+func medianMax[T cmp.Ordered](xs []T) (med, top T) {
+	if len(xs) == 0 {
+		return med, top
 	}
-	sorted := slices.Clone(ds)
-	slices.Sort(sorted)
+	sorted := slices.Sorted(slices.Values(xs))
 	return sorted[len(sorted)/2], sorted[len(sorted)-1]
-}
-
-// medianOf is the median (the upper one of an even count); 0 for none.
-func medianOf(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	sorted := slices.Clone(vs)
-	slices.Sort(sorted)
-	return sorted[len(sorted)/2]
-}
-
-func copyRate(copies []CopyTiming, orders int64) float64 {
-	for _, c := range copies {
-		if c.Orders == orders && c.Took > 0 {
-			return float64(c.Orders) / c.Took.Seconds()
-		}
-	}
-	return 0
 }
 
 // RestartGoal is the verdict on the mode: file goal at one size.
 type RestartGoal struct {
 	Orders int64
-	Status string // "ok", "MISS", or NA when mode: file was not measured
+	Status string // "ok" or "MISS"
 	Got    string
 }
 
@@ -172,15 +143,12 @@ func RestartGoals(sums []RestartSummary) []RestartGoal {
 		if s.Target != RestartFile || s.Kind == RestartFirst {
 			continue
 		}
-		g := RestartGoal{Orders: s.Orders, Status: "ok"}
-		if i := slices.IndexFunc(out, func(g RestartGoal) bool { return g.Orders == s.Orders }); i >= 0 {
-			g = out[i]
-			out = slices.Delete(out, i, i+1)
+		i := slices.IndexFunc(out, func(g RestartGoal) bool { return g.Orders == s.Orders })
+		if i < 0 {
+			out, i = append(out, RestartGoal{Orders: s.Orders, Status: "ok"}), len(out)
 		}
-		switch {
-		case s.Failed > 0 || s.Runs == 0:
-			g.Status = "MISS"
-		case s.ReadyMax > RestartFileGoal:
+		g := &out[i]
+		if s.Failed > 0 || s.Runs == 0 || s.ReadyMax > RestartFileGoal {
 			g.Status = "MISS"
 		}
 		if g.Got != "" {
@@ -190,7 +158,6 @@ func RestartGoals(sums []RestartSummary) []RestartGoal {
 		if s.Failed > 0 {
 			g.Got += fmt.Sprintf(" (%d failed)", s.Failed)
 		}
-		out = append(out, g)
 	}
 	return out
 }
@@ -202,74 +169,13 @@ func RestartMarkdown(rep *RestartReport) string {
 		*RestartReport
 		Sums  []RestartSummary
 		Goals []RestartGoal
-	}{rep, sums, RestartGoals(sums)})
+		Limit time.Duration
+	}{rep, sums, RestartGoals(sums), RestartFileGoal})
 }
 
-func init() {
-	maps.Copy(funcs, template.FuncMap{"target": targetTitle, "runs": runsText, "pair": pairText, "caught": caughtText,
-		"rss": rssText, "rate": rateText, "copyRate": func(c CopyTiming) string { return rateText(float64(c.Orders) / c.Took.Seconds()) },
-		"goalLimit": func() string { return seconds(RestartFileGoal) }})
-}
-
-func targetTitle(t string) string {
-	switch t {
-	case RestartMemory:
-		return "1, mode: memory"
-	case RestartFile:
-		return "1, mode: file"
-	case RestartMaterialized:
-		return "2 (materialized)"
-	}
-	return t
-}
-
-func runsText(s RestartSummary) string {
-	if s.Failed > 0 {
-		return fmt.Sprintf("%d (%d failed)", s.Runs, s.Failed)
-	}
-	return fmt.Sprint(s.Runs)
-}
+// restartTargets are the targets' titles in the report.
+var restartTargets = map[string]string{RestartMemory: "1, mode: memory", RestartFile: "1, mode: file", RestartMaterialized: "2 (materialized)"}
 
 func pairText(med, worst time.Duration) string {
-	if med <= 0 {
-		return NA
-	}
-	return fmt.Sprintf("%s (%s)", seconds(med), seconds(worst))
-}
-
-func caughtText(s RestartSummary) string {
-	t := pairText(s.CaughtUpMedian, s.CaughtUpMax)
-	if s.NotCaughtUp > 0 {
-		t += fmt.Sprintf(", %d not in time", s.NotCaughtUp)
-	}
-	return t
-}
-
-func rssText(b int64) string {
-	if b <= 0 {
-		return NA
-	}
-	return bytesText(b)
-}
-
-func rateText(r float64) string {
-	if r <= 0 {
-		return NA
-	}
-	return count(int64(r))
-}
-
-// resultLine is one restart in a progress line.
-func resultLine(r RestartResult) string {
-	if r.Err != "" {
-		return "failed: " + r.Err
-	}
-	line := fmt.Sprintf("ready %ss, caught up %ss, peak RSS %s, %s", seconds(r.Ready), seconds(r.CaughtUp), rssText(r.PeakRSS), startPath(r.Log))
-	if r.CopyTook > 0 {
-		line += fmt.Sprintf("; COPY just before: %ss", seconds(r.CopyTook))
-	}
-	if r.Log.Reconnects > 0 {
-		line += fmt.Sprintf("; %d reconnects, first: %s", r.Log.Reconnects, r.Log.FirstError)
-	}
-	return line
+	return orNA(med > 0, fmt.Sprintf("%s (%s)", seconds(med), seconds(worst)))
 }

@@ -132,7 +132,7 @@ func TestRestartGoals(t *testing.T) {
 
 func TestRestartMarkdown(t *testing.T) {
 	rep := &bench.RestartReport{
-		Started: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC), Rounds: 1, WriteRate: 50,
+		Header: bench.Header{Started: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}, Rounds: 1, WriteRate: 50,
 		Copies: []bench.CopyTiming{{Orders: 1_000_000, Took: time.Second, Runs: 1}},
 		Results: []bench.RestartResult{
 			restartResult(bench.RestartMemory, bench.RestartKill, 3*time.Second, 3*time.Second, 100<<20,

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -37,7 +38,12 @@ type commit struct {
 	lsn position.LSN
 }
 
-const pathSQL = "/v1/sql"
+const (
+	pathSQL      = "/v1/sql"
+	rankingSQL   = "SELECT name, count FROM rankings"
+	runtimeKey   = "runtime-key" // the fake runtime's API key
+	watermarkSQL = "SELECT 1 FROM orders WHERE false"
+)
 
 func newFakeAPI(tb testing.TB, lie ...string) (*fakeAPI, *httptest.Server) {
 	tb.Helper()
@@ -86,10 +92,19 @@ func (f *fakeAPI) ranking(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if r.URL.Path == pathSQL && r.Header.Get("X-Api-Key") != runtimeKey {
+		http.Error(w, "API key required", http.StatusUnauthorized)
+		return
+	}
 	min, _ := position.Parse(r.Header.Get(wire.HeaderMinPosition))
 	if !min.IsZero() {
+		key := r.URL.Path
+		if key == pathSQL {
+			body, _ := io.ReadAll(r.Body)
+			key = string(body)
+		}
 		f.mu.Lock()
-		f.minRead[r.URL.Path]++
+		f.minRead[key]++
 		f.mu.Unlock()
 	}
 	pos := f.at(lag)
@@ -128,19 +143,19 @@ func (f *fakeAPI) at(lag time.Duration) position.LSN {
 
 // quickConfig is a run of a second or two.
 func quickConfig(url string) bench.Config {
-	return bench.Config{
+	return bench.Config{Settings: bench.Settings{
 		BaseURL: url, Requests: 60, Concurrency: 4, Rounds: 3, Warmup: 30 * ms,
 		Rates: []float64{100}, OpenDuration: 150 * ms, WriteRate: 50,
 		FreshnessConcurrency: 8, FreshnessWindow: 300 * ms, Grace: 2 * time.Second,
 		SyncTimeout: 5 * time.Second, Timeout: 5 * time.Second,
-	}
+	}}
 }
 
 func TestRunner_Run(t *testing.T) {
 	fake, srv := newFakeAPI(t)
 	var out strings.Builder
 	cfg := quickConfig(srv.URL)
-	cfg.AcceleratedHTTP = srv.URL
+	cfg.RuntimeHops, cfg.Accelerated = true, bench.RuntimeEndpoint{URL: srv.URL, APIKey: runtimeKey}
 	r := bench.NewRunner(cfg)
 	r.Out = &out
 	rep, err := r.Run(context.Background())
@@ -189,8 +204,13 @@ func TestRunner_Run(t *testing.T) {
 	if got := fake.minReads(bench.PathRanking); got < measured || got > int(s.Writer.OK) {
 		t.Errorf("reads of /ranking with %s=%d, want between %d and %d", wire.HeaderMinPosition, got, measured, s.Writer.OK)
 	}
-	if got, want := fake.minReads(pathSQL), fake.minReads(bench.PathRanking); got != want {
-		t.Errorf("reads of %s=%d, want %d as /ranking", pathSQL, got, want)
+	if got, want := fake.minReads(rankingSQL), fake.minReads(bench.PathRanking); got != want {
+		t.Errorf("reads of the ranking on %s=%d, want %d as /ranking", pathSQL, got, want)
+	}
+	// The watermark hop reads every write of the freshness window, once.
+	if wm := findFresh(s.Watermarks, bench.HopWatermarkAccelerated, bench.PhaseIdle); wm == nil || wm.Reached == 0 || wm.Reached != wm.Writes ||
+		fake.minReads(watermarkSQL) < wm.Writes {
+		t.Errorf("watermark freshness=%+v after %d reads, want every write of the window seen", wm, fake.minReads(watermarkSQL))
 	}
 	md := bench.Markdown(rep)
 	if !strings.Contains(md, "| /ranking-materialized (cache off) | 100.00% |") {
@@ -206,7 +226,7 @@ func TestRunner_Run(t *testing.T) {
 func TestRunner_Violation(t *testing.T) {
 	_, srv := newFakeAPI(t, pathSQL)
 	cfg := quickConfig(srv.URL)
-	cfg.MaterializedHTTP = srv.URL
+	cfg.RuntimeHops, cfg.Materialized = true, bench.RuntimeEndpoint{URL: srv.URL, APIKey: runtimeKey}
 	var out strings.Builder
 	r := bench.NewRunner(cfg)
 	r.Out = &out

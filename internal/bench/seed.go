@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -14,22 +16,22 @@ import (
 // enough that a million orders take a few dozen statements.
 const DefaultSeedChunk = 100_000
 
-// DB runs the seeder's SQL; Postgres implements it over pgx.
-type DB interface {
-	Exec(ctx context.Context, sql string) error
-	Int(ctx context.Context, sql string) (int64, error)
+// Postgres is the benchmark's connection to the stack's Postgres: it counts
+// orders, seeds them and writes backlogs.
+type Postgres struct {
+	// SeedChunk is orders per seeding statement; DefaultSeedChunk when zero.
+	SeedChunk int
+	// Out receives seeding progress; nothing is printed when nil.
+	Out io.Writer
+
+	conn *pgx.Conn
 }
-
-// Postgres is a DB over one pgx connection.
-type Postgres struct{ conn *pgx.Conn }
-
-var _ DB = (*Postgres)(nil)
 
 // OpenPostgres connects to url.
 func OpenPostgres(ctx context.Context, url string) (*Postgres, error) {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
-		return nil, fmt.Errorf("connect to postgres for seeding: %w (check --postgres-url; a URL without a password takes $PGPASSWORD)", err)
+		return nil, fmt.Errorf("connect to postgres: %w (check --postgres-url; a URL without a password takes $PGPASSWORD)", err)
 	}
 	return &Postgres{conn: conn}, nil
 }
@@ -50,61 +52,39 @@ func (p *Postgres) Int(ctx context.Context, sql string) (int64, error) {
 // Close closes the connection.
 func (p *Postgres) Close(ctx context.Context) error { return p.conn.Close(ctx) }
 
-// Seeder grows the orders table to a given size, fast: one INSERT ... SELECT over
-// generate_series per chunk, each a transaction of its own, with random products
-// and counts as POST /orders makes them.
-type Seeder struct {
-	// Chunk is orders per statement; DefaultSeedChunk when zero.
-	Chunk int
-	// Out receives progress lines; nothing is printed when nil.
-	Out io.Writer
-
-	db DB
-}
-
-// NewSeeder returns a Seeder writing through db.
-func NewSeeder(db DB) *Seeder { return &Seeder{db: db} }
-
 // Count returns the number of orders.
-func (s *Seeder) Count(ctx context.Context) (int64, error) {
-	n, err := s.db.Int(ctx, "SELECT count(*) FROM orders")
+func (p *Postgres) Count(ctx context.Context) (int64, error) {
+	n, err := p.Int(ctx, "SELECT count(*) FROM orders")
 	if err != nil {
 		return 0, fmt.Errorf("count orders: %w", err)
 	}
 	return n, nil
 }
 
-// SeedTo inserts orders until the table holds at least total, and returns how many
-// it added; none when it already holds as many.
-func (s *Seeder) SeedTo(ctx context.Context, total int64) (int64, error) {
-	have, err := s.Count(ctx)
-	if err != nil {
+// SeedTo inserts orders until the table holds at least total, fast: one
+// INSERT ... SELECT over generate_series per chunk, each a transaction of its
+// own, with random products and counts as POST /orders makes them. It
+// returns how many it added; none when the table already holds as many.
+func (p *Postgres) SeedTo(ctx context.Context, total int64) (int64, error) {
+	have, err := p.Count(ctx)
+	if err != nil || have >= total {
 		return 0, err
 	}
-	if have >= total {
-		return 0, nil
+	if products, err := p.Int(ctx, "SELECT count(*) FROM products"); err != nil || products == 0 {
+		return 0, fmt.Errorf("seed orders: %w", cmp.Or(err, errors.New("the products table is empty; load init.sql into the database first")))
 	}
-	products, err := s.db.Int(ctx, "SELECT count(*) FROM products")
-	if err != nil {
-		return 0, fmt.Errorf("count products: %w", err)
-	}
-	if products == 0 {
-		return 0, fmt.Errorf("seed orders: the products table is empty; load init.sql into the database first")
-	}
-	chunk := int64(s.Chunk)
-	if chunk <= 0 {
-		chunk = DefaultSeedChunk
-	}
-	start, want := time.Now(), total-have
+	start, want, chunk := time.Now(), total-have, int64(cmp.Or(p.SeedChunk, DefaultSeedChunk))
 	var added int64
 	for added < want {
 		n := min(chunk, want-added)
-		if err := s.db.Exec(ctx, seedSQL(n)); err != nil {
+		if err := p.Exec(ctx, seedSQL(n)); err != nil {
 			return added, fmt.Errorf("seed %d orders: %w", n, err)
 		}
 		added += n
-		s.printf("seed: %d/%d orders added (%d%%), table at %d, %.1fs\n",
-			added, want, added*100/want, have+added, time.Since(start).Seconds())
+		if p.Out != nil {
+			fmt.Fprintf(p.Out, "seed: %d/%d orders added (%d%%), table at %d, %.1fs\n",
+				added, want, added*100/want, have+added, time.Since(start).Seconds())
+		}
 	}
 	return added, nil
 }
@@ -115,12 +95,6 @@ func seedSQL(n int64) string {
 INSERT INTO orders (product_id, count)
 SELECT p.ids[1 + floor(random() * cardinality(p.ids))::int], 1 + floor(random() * 10)::int
 FROM p, generate_series(1, %d)`, n)
-}
-
-func (s *Seeder) printf(format string, args ...any) {
-	if s.Out != nil {
-		fmt.Fprintf(s.Out, format, args...)
-	}
 }
 
 // Backlog writes n orders as n transactions of one row each, from a DO block

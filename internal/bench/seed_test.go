@@ -67,9 +67,8 @@ func TestSeeder(t *testing.T) {
 	t.Cleanup(func() { _ = db.Close(ctx) })
 
 	var progress strings.Builder
-	s := bench.NewSeeder(db)
-	s.Chunk, s.Out = 1000, &progress
-	added, err := s.SeedTo(ctx, 2500)
+	db.SeedChunk, db.Out = 1000, &progress
+	added, err := db.SeedTo(ctx, 2500)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +78,7 @@ func TestSeeder(t *testing.T) {
 	if got, want := strings.Count(progress.String(), "seed: "), 3; got != want {
 		t.Fatalf("progress lines=%d, want %d:\n%s", got, want, progress.String())
 	}
-	n, err := s.Count(ctx)
+	n, err := db.Count(ctx)
 	if err != nil || n != 2500 {
 		t.Fatalf("count=%d, %v; want 2500", n, err)
 	}
@@ -91,12 +90,11 @@ func TestSeeder(t *testing.T) {
 	if err != nil || products != 3 {
 		t.Fatalf("products ordered=%d, %v; want all 3", products, err)
 	}
-	if added, err := s.SeedTo(ctx, 1000); err != nil || added != 0 {
+	if added, err := db.SeedTo(ctx, 1000); err != nil || added != 0 {
 		t.Fatalf("seeding below the count added %d, %v; want 0", added, err)
 	}
 }
 
-// The same through docker exec psql, as for a stack that does not publish 5432.
 // TestBacklog writes a backlog of one-row transactions: every row its own
 // commit, so the WAL holds one commit record per order.
 func TestBacklog(t *testing.T) {
@@ -107,7 +105,7 @@ func TestBacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pg.Close(ctx)
-	had, err := bench.NewSeeder(pg).Count(ctx)
+	had, err := pg.Count(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +113,7 @@ func TestBacklog(t *testing.T) {
 	if err := pg.Backlog(ctx, 50); err != nil {
 		t.Fatal(err)
 	}
-	n, err := bench.NewSeeder(pg).Count(ctx)
+	n, err := pg.Count(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +150,7 @@ func TestSeeder_NoProducts(t *testing.T) {
 	if err := db.Exec(ctx, "TRUNCATE orders, products"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bench.NewSeeder(db).SeedTo(ctx, 10); err == nil || !strings.Contains(err.Error(), "init.sql") {
+	if _, err := db.SeedTo(ctx, 10); err == nil || !strings.Contains(err.Error(), "init.sql") {
 		t.Fatalf("err=%v, want advice to load init.sql", err)
 	}
 }

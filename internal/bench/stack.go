@@ -19,13 +19,6 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// Compose labels by which the Engine API finds a project's containers.
-const (
-	labelProject = "com.docker.compose.project"
-	labelService = "com.docker.compose.service"
-	labelNumber  = "com.docker.compose.container-number"
-)
-
 // Stack is one compose project on the local Docker engine. Its containers are
 // found by their compose labels and driven through the Docker Engine API; only
 // Run (up, down, scale) calls the compose command, which owns the project's
@@ -35,30 +28,17 @@ type Stack struct {
 	Dir     string   // where docker-compose.yml is; the working directory when empty
 	Files   []string // compose files (-f), in order; compose's default when empty
 	Env     []string // extra environment of compose commands: ports, image names
-	Compose []string // the compose command; DefaultCompose() when empty
 
 	once sync.Once
 	cli  *client.Client
 	err  error
 }
 
-// DefaultCompose is $COMPOSE, else docker compose v2, else docker-compose.
-func DefaultCompose() []string {
-	if c := os.Getenv("COMPOSE"); c != "" {
-		return strings.Fields(c)
-	}
-	if exec.Command("docker", "compose", "version").Run() == nil {
-		return []string{"docker", "compose"}
-	}
-	return []string{"docker-compose"}
-}
-
 // Engine is the Docker Engine API client, made on first use from the
 // environment (DOCKER_HOST ...).
 func (s *Stack) Engine() (*client.Client, error) {
 	s.once.Do(func() {
-		s.cli, s.err = client.New(client.FromEnv, client.WithAPIVersionNegotiation())
-		if s.err != nil {
+		if s.cli, s.err = client.New(client.FromEnv); s.err != nil {
 			s.err = fmt.Errorf("docker engine: %w (is DOCKER_HOST right and the daemon running?)", s.err)
 		}
 	})
@@ -75,26 +55,34 @@ func (s *Stack) Close() error {
 
 // WithFiles is the same project with other compose files.
 func (s *Stack) WithFiles(files ...string) *Stack {
-	return &Stack{Project: s.Project, Dir: s.Dir, Files: files, Env: s.Env, Compose: s.Compose}
+	return &Stack{Project: s.Project, Dir: s.Dir, Files: files, Env: s.Env}
 }
+
+// composeCommand is $COMPOSE, else docker compose v2, else docker-compose.
+var composeCommand = sync.OnceValue(func() []string {
+	if c := strings.Fields(os.Getenv("COMPOSE")); len(c) > 0 {
+		return c
+	}
+	if exec.Command("docker", "compose", "version").Run() == nil {
+		return []string{"docker", "compose"}
+	}
+	return []string{"docker-compose"}
+})
 
 // Run runs a compose subcommand of the project and returns its output.
 func (s *Stack) Run(ctx context.Context, args ...string) (string, error) {
-	c := s.Compose
-	if len(c) == 0 {
-		c = DefaultCompose()
+	c := composeCommand()
+	for _, f := range slices.Backward(s.Files) {
+		args = append([]string{"-f", f}, args...)
 	}
-	var full []string
-	for _, f := range s.Files {
-		full = append(full, "-f", f)
-	}
-	full = append(full, args...)
-	cmd := exec.CommandContext(ctx, c[0], append(c[1:], full...)...)
+	cmd := exec.CommandContext(ctx, c[0], append(c[1:], args...)...)
 	cmd.Dir = s.Dir
 	cmd.Env = append(append(os.Environ(), s.Env...), "COMPOSE_PROJECT_NAME="+s.Project)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w: %s", strings.Join(c, " "), strings.Join(full, " "), err, lastLines(string(out), 20))
+		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+		return string(out), fmt.Errorf("%s %s: %w: %s", strings.Join(c, " "), strings.Join(args, " "), err,
+			strings.Join(lines[max(len(lines)-20, 0):], "\n"))
 	}
 	return string(out), nil
 }
@@ -106,39 +94,123 @@ func (s *Stack) Containers(ctx context.Context, service string, all bool) ([]con
 	if err != nil {
 		return nil, err
 	}
-	f := make(client.Filters).Add("label", labelProject+"="+s.Project, labelService+"="+service)
+	f := make(client.Filters).Add("label", "com.docker.compose.project="+s.Project, "com.docker.compose.service="+service)
 	res, err := cli.ContainerList(ctx, client.ContainerListOptions{All: all, Filters: f})
 	if err != nil {
 		return nil, fmt.Errorf("list containers of %s: %w", service, err)
 	}
-	number := func(c container.Summary) int { n, _ := strconv.Atoi(c.Labels[labelNumber]); return n }
+	number := func(c container.Summary) int {
+		n, _ := strconv.Atoi(c.Labels["com.docker.compose.container-number"])
+		return n
+	}
 	slices.SortFunc(res.Items, func(a, b container.Summary) int { return number(a) - number(b) })
 	return res.Items, nil
 }
 
-// Container is the id of a service's first container, running or not.
-func (s *Stack) Container(ctx context.Context, service string) (string, error) {
+// do runs act on the id of a service's first container, running or not.
+func (s *Stack) do(ctx context.Context, service, verb string, act func(id string) error) error {
 	cs, err := s.Containers(ctx, service, true)
-	if err != nil {
-		return "", err
+	switch {
+	case err != nil:
+		return err
+	case len(cs) == 0:
+		return fmt.Errorf("no container of service %s in compose project %s: is the stack up (make up) and --project right?", service, s.Project)
 	}
-	if len(cs) == 0 {
-		return "", fmt.Errorf("no container of service %s in compose project %s: is the stack up (make up) and --project right?", service, s.Project)
+	if err := act(cs[0].ID); err != nil {
+		return fmt.Errorf("%s %s: %w", verb, service, err)
 	}
-	return cs[0].ID, nil
+	return nil
 }
 
 // Inspect returns a service's first container as the engine describes it.
-func (s *Stack) Inspect(ctx context.Context, service string) (container.InspectResponse, error) {
-	id, err := s.Container(ctx, service)
-	if err != nil {
-		return container.InspectResponse{}, err
+func (s *Stack) Inspect(ctx context.Context, service string) (c container.InspectResponse, err error) {
+	err = s.do(ctx, service, "inspect", func(id string) error {
+		res, err := s.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+		c = res.Container
+		return err
+	})
+	return c, err
+}
+
+// Signal sends sig (KILL, INT, TERM) to a service's main process.
+func (s *Stack) Signal(ctx context.Context, service, sig string) error {
+	return s.do(ctx, service, "signal "+sig, func(id string) error {
+		_, err := s.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: sig})
+		return err
+	})
+}
+
+// Stop stops a service's container: SIGTERM, then SIGKILL after its grace period.
+func (s *Stack) Stop(ctx context.Context, service string) error {
+	return s.do(ctx, service, "stop", func(id string) error {
+		_, err := s.cli.ContainerStop(ctx, id, client.ContainerStopOptions{})
+		return err
+	})
+}
+
+// Pause freezes a service's container: no CPU, its connections held open.
+func (s *Stack) Pause(ctx context.Context, service string) error {
+	return s.do(ctx, service, "pause", func(id string) error {
+		_, err := s.cli.ContainerPause(ctx, id, client.ContainerPauseOptions{})
+		return err
+	})
+}
+
+// Unpause thaws a service's container; one that is not paused is no error.
+func (s *Stack) Unpause(ctx context.Context, service string) error {
+	return s.do(ctx, service, "unpause", func(id string) error {
+		if _, err := s.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{}); err != nil && !strings.Contains(err.Error(), "not paused") {
+			return err
+		}
+		return nil
+	})
+}
+
+// Start starts a service's container unless it runs already (a restart
+// policy may have been quicker).
+func (s *Stack) Start(ctx context.Context, service string) error {
+	return s.do(ctx, service, "start", func(id string) error {
+		res, err := s.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+		if err == nil && res.Container.State != nil && res.Container.State.Running {
+			return nil
+		}
+		_, err = s.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+		return err
+	})
+}
+
+// Disconnect cuts a service off the project's default network.
+func (s *Stack) Disconnect(ctx context.Context, service string) error {
+	return s.do(ctx, service, "disconnect", func(id string) error {
+		_, err := s.cli.NetworkDisconnect(ctx, s.Project+"_default", client.NetworkDisconnectOptions{Container: id})
+		return err
+	})
+}
+
+// Connect puts a service back on the project's default network under its
+// service name.
+func (s *Stack) Connect(ctx context.Context, service string) error {
+	return s.do(ctx, service, "connect", func(id string) error {
+		_, err := s.cli.NetworkConnect(ctx, s.Project+"_default", client.NetworkConnectOptions{Container: id,
+			EndpointConfig: &network.EndpointSettings{Aliases: []string{service}}})
+		return err
+	})
+}
+
+// Process is the host pid of a service's main process and when it started.
+func (s *Stack) Process(ctx context.Context, service string) (int, time.Time, error) {
+	c, err := s.Inspect(ctx, service)
+	if err == nil && (c.State == nil || c.State.Pid == 0) {
+		err = fmt.Errorf("%s: no process: is it running?", service)
 	}
-	res, err := s.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
-		return container.InspectResponse{}, fmt.Errorf("inspect %s: %w", service, err)
+		return 0, time.Time{}, err
 	}
-	return res.Container, nil
+	started, err := time.Parse(time.RFC3339Nano, c.State.StartedAt)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("%s: start time %q: %w", service, c.State.StartedAt, err)
+	}
+	return c.State.Pid, started, nil
 }
 
 // State is a service container's status ("running", "exited", "paused") and,
@@ -152,65 +224,6 @@ func (s *Stack) State(ctx context.Context, service string) (status, health strin
 		health = string(c.State.Health.Status)
 	}
 	return string(c.State.Status), health, nil
-}
-
-// Signal sends sig (KILL, INT, TERM) to a service's main process.
-func (s *Stack) Signal(ctx context.Context, service, sig string) error {
-	return s.each(ctx, service, "signal "+sig, func(cli *client.Client, id string) error {
-		_, err := cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: sig})
-		return err
-	})
-}
-
-// Stop stops a service's container: SIGTERM, then SIGKILL after its grace period.
-func (s *Stack) Stop(ctx context.Context, service string) error {
-	return s.each(ctx, service, "stop", func(cli *client.Client, id string) error {
-		_, err := cli.ContainerStop(ctx, id, client.ContainerStopOptions{})
-		return err
-	})
-}
-
-// Pause freezes a service's container: no CPU, its connections held open.
-func (s *Stack) Pause(ctx context.Context, service string) error {
-	return s.each(ctx, service, "pause", func(cli *client.Client, id string) error {
-		_, err := cli.ContainerPause(ctx, id, client.ContainerPauseOptions{})
-		return err
-	})
-}
-
-// Unpause thaws a service's container; one that is not paused is no error.
-func (s *Stack) Unpause(ctx context.Context, service string) error {
-	return s.each(ctx, service, "unpause", func(cli *client.Client, id string) error {
-		_, err := cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
-		if err != nil && strings.Contains(err.Error(), "not paused") {
-			return nil
-		}
-		return err
-	})
-}
-
-// Start starts a service's container unless it runs already (a restart
-// policy may have been quicker).
-func (s *Stack) Start(ctx context.Context, service string) error {
-	return s.each(ctx, service, "start", func(cli *client.Client, id string) error {
-		res, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
-		if err == nil && res.Container.State != nil && res.Container.State.Running {
-			return nil
-		}
-		_, err = cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
-		return err
-	})
-}
-
-func (s *Stack) each(ctx context.Context, service, verb string, do func(*client.Client, string) error) error {
-	id, err := s.Container(ctx, service)
-	if err != nil {
-		return err
-	}
-	if err := do(s.cli, id); err != nil {
-		return fmt.Errorf("%s %s: %w", verb, service, err)
-	}
-	return nil
 }
 
 // WaitStopped waits until a service's container is no longer running, or its
@@ -230,10 +243,7 @@ func (s *Stack) WaitHealthy(ctx context.Context, limit time.Duration, services .
 		for _, svc := range services {
 			st, h, err := s.State(ctx, svc)
 			if err != nil || st != string(container.StateRunning) || (h != "" && h != string(container.Healthy)) {
-				last = fmt.Sprintf("%s is %s %s", svc, st, h)
-				if err != nil {
-					last = err.Error()
-				}
+				last = fmt.Sprintf("%s is %s %s %v", svc, st, h, err)
 				return false
 			}
 		}
@@ -245,95 +255,69 @@ func (s *Stack) WaitHealthy(ctx context.Context, limit time.Duration, services .
 	return nil
 }
 
-// Network is the project's default network.
-func (s *Stack) Network() string { return s.Project + "_default" }
-
-// Disconnect cuts a service off the project's network.
-func (s *Stack) Disconnect(ctx context.Context, service string) error {
-	return s.each(ctx, service, "disconnect", func(cli *client.Client, id string) error {
-		_, err := cli.NetworkDisconnect(ctx, s.Network(), client.NetworkDisconnectOptions{Container: id})
-		return err
-	})
-}
-
-// Connect puts a service back on the project's network under its service name.
-func (s *Stack) Connect(ctx context.Context, service string) error {
-	return s.each(ctx, service, "connect", func(cli *client.Client, id string) error {
-		_, err := cli.NetworkConnect(ctx, s.Network(), client.NetworkConnectOptions{Container: id,
-			EndpointConfig: &network.EndpointSettings{Aliases: []string{service}}})
-		return err
-	})
-}
-
 // Exec runs cmd in a service's container and returns its output; a non-zero
 // exit is an error that carries the output.
 func (s *Stack) Exec(ctx context.Context, service string, cmd ...string) (string, error) {
-	id, err := s.Container(ctx, service)
-	if err != nil {
-		return "", err
-	}
-	ex, err := s.cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
-	if err != nil {
-		return "", fmt.Errorf("exec in %s: %w", service, err)
-	}
-	att, err := s.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
-	if err != nil {
-		return "", fmt.Errorf("exec in %s: %w", service, err)
-	}
-	defer att.Close()
 	var out bytes.Buffer
-	if _, err := stdcopy.StdCopy(&out, &out, att.Reader); err != nil {
-		return out.String(), fmt.Errorf("exec in %s: %w", service, err)
-	}
-	res, err := s.cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
-	if err == nil && res.ExitCode != 0 {
-		err = fmt.Errorf("exit status %d", res.ExitCode)
-	}
-	if err != nil {
-		return out.String(), fmt.Errorf("%s in %s: %w: %s", strings.Join(cmd, " "), service, err, strings.TrimSpace(out.String()))
-	}
-	return out.String(), nil
+	err := s.do(ctx, service, strings.Join(cmd, " ")+" in", func(id string) error {
+		ex, err := s.cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+		if err != nil {
+			return err
+		}
+		att, err := s.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+		if err != nil {
+			return err
+		}
+		defer att.Close()
+		if _, err := stdcopy.StdCopy(&out, &out, att.Reader); err != nil {
+			return err
+		}
+		res, err := s.cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+		if err == nil && res.ExitCode != 0 {
+			err = fmt.Errorf("exit status %d: %s", res.ExitCode, strings.TrimSpace(out.String()))
+		}
+		return err
+	})
+	return out.String(), err
 }
 
 // Logs is a service's log (stdout and stderr) since a time.
 func (s *Stack) Logs(ctx context.Context, service string, since time.Time) (string, error) {
-	id, err := s.Container(ctx, service)
-	if err != nil {
-		return "", err
-	}
-	rc, err := s.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true,
-		Since: strconv.FormatFloat(float64(since.UnixNano())/1e9, 'f', 9, 64)})
-	if err != nil {
-		return "", fmt.Errorf("logs of %s: %w", service, err)
-	}
-	defer rc.Close()
 	var out bytes.Buffer
-	_, err = stdcopy.StdCopy(&out, &out, rc)
+	err := s.do(ctx, service, "logs of", func(id string) error {
+		rc, err := s.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true,
+			Since: strconv.FormatFloat(float64(since.UnixNano())/1e9, 'f', 9, 64)})
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		_, err = stdcopy.StdCopy(&out, &out, rc)
+		return err
+	})
 	return out.String(), err
 }
 
 // Usage is a service container's cgroup CPU time (nanosecond precision) and
 // its memory in use, the page cache excluded as docker stats shows it.
 func (s *Stack) Usage(ctx context.Context, service string) (cpu time.Duration, memory int64, err error) {
-	id, err := s.Container(ctx, service)
-	if err != nil {
-		return 0, 0, err
-	}
-	res, err := s.cli.ContainerStats(ctx, id, client.ContainerStatsOptions{})
-	if err != nil {
-		return 0, 0, fmt.Errorf("stats of %s: %w", service, err)
-	}
-	defer res.Body.Close()
 	var st container.StatsResponse
-	if err := json.NewDecoder(res.Body).Decode(&st); err != nil {
-		return 0, 0, fmt.Errorf("stats of %s: %w", service, err)
-	}
-	if st.CPUStats.CPUUsage.TotalUsage == 0 {
-		return 0, 0, fmt.Errorf("stats of %s: no CPU usage: is it running?", service)
-	}
+	err = s.do(ctx, service, "stats of", func(id string) error {
+		res, err := s.cli.ContainerStats(ctx, id, client.ContainerStatsOptions{})
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		if err := json.NewDecoder(res.Body).Decode(&st); err != nil {
+			return err
+		}
+		if st.CPUStats.CPUUsage.TotalUsage == 0 {
+			return fmt.Errorf("no CPU usage: is it running?")
+		}
+		return nil
+	})
 	m := st.MemoryStats
-	cache := max(m.Stats["inactive_file"], m.Stats["total_inactive_file"])
-	return time.Duration(st.CPUStats.CPUUsage.TotalUsage), int64(m.Usage - min(cache, m.Usage)), nil
+	cache := min(max(m.Stats["inactive_file"], m.Stats["total_inactive_file"]), m.Usage)
+	return time.Duration(st.CPUStats.CPUUsage.TotalUsage), int64(m.Usage - cache), err
 }
 
 // Version is the engine's version, or "n/a".
@@ -374,9 +358,4 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
 }

@@ -1,13 +1,8 @@
 package bench
 
 import (
-	"bufio"
-	"context"
-	"fmt"
-	"io"
 	"maps"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,32 +11,19 @@ import (
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
-// ErrorStatus is the status of a request that got no HTTP answer (refused,
-// reset, timed out); the error's kind says why.
-const ErrorStatus = 0
-
-// maxMessage bounds the part of a failed answer's body kept as its reason.
-const maxMessage = 200
-
 // Recorder collects the results of one scenario. Latencies, from vegeta's
 // estimator, count only requests that got an answer, as oha's do; failed
 // requests count in the total and the error distribution. Safe for
 // concurrent use.
 type Recorder struct {
-	mu      sync.Mutex
-	lat     vegeta.LatencyMetrics
-	answers int64
-	codes   map[int]int64
-	errs    map[string]int64
-	cache   map[string]int64
-	bytes   int64
-	count   int64
-	elapsed time.Duration
+	mu  sync.Mutex
+	lat vegeta.LatencyMetrics
+	s   Summary
 }
 
 // NewRecorder returns an empty Recorder.
 func NewRecorder() *Recorder {
-	return &Recorder{codes: map[int]int64{}, errs: map[string]int64{}, cache: map[string]int64{}}
+	return &Recorder{s: Summary{StatusCodes: map[int]int64{}, Errors: map[string]int64{}, Cache: map[string]int64{}}}
 }
 
 // Record adds one result with its latency (from its due time in an open loop).
@@ -54,17 +36,19 @@ func (r *Recorder) Record(res *vegeta.Result, latency time.Duration) {
 func (r *Recorder) Add(status int, transport string, latency time.Duration, bytes int64, hdr http.Header) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.count++
-	r.bytes += bytes
+	r.s.Requests++
+	r.s.Bytes += bytes
 	if status == ErrorStatus {
-		r.errs[errorKind(transport)]++
+		r.s.Errors[errorKind(transport)]++
 		return
 	}
-	r.codes[status]++
-	if c := hdr.Get(wire.HeaderCacheStatus); c != "" {
-		r.cache[c]++
+	r.s.StatusCodes[status]++
+	if status/100 == 2 {
+		r.s.OK++
 	}
-	r.answers++
+	if c := hdr.Get(wire.HeaderCacheStatus); c != "" {
+		r.s.Cache[c]++
+	}
 	r.lat.Add(latency)
 }
 
@@ -72,7 +56,7 @@ func (r *Recorder) Add(status int, transport string, latency time.Duration, byte
 func (r *Recorder) AddElapsed(d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.elapsed += d
+	r.s.Elapsed += d
 }
 
 // Summary is what oha prints for a run, with p90 and p99.9.
@@ -97,19 +81,12 @@ type Summary struct {
 func (r *Recorder) Summary() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := Summary{Requests: r.count, StatusCodes: maps.Clone(r.codes), Errors: maps.Clone(r.errs),
-		Cache: maps.Clone(r.cache), Elapsed: r.elapsed, Bytes: r.bytes}
-	for code, n := range r.codes {
-		if code/100 == 2 {
-			s.OK += n
-		}
+	s := r.s
+	s.StatusCodes, s.Errors, s.Cache = maps.Clone(s.StatusCodes), maps.Clone(s.Errors), maps.Clone(s.Cache)
+	if answers := s.Requests - sum(s.Errors); answers > 0 {
+		s.Fastest, s.Slowest, s.Average = r.lat.Min, r.lat.Max, r.lat.Total/time.Duration(answers)
+		s.P50, s.P90, s.P99, s.P999 = r.lat.Quantile(0.5), r.lat.Quantile(0.9), r.lat.Quantile(0.99), r.lat.Quantile(0.999)
 	}
-	if r.answers == 0 {
-		return s
-	}
-	s.Fastest, s.Slowest = r.lat.Min, r.lat.Max
-	s.Average = r.lat.Total / time.Duration(r.answers)
-	s.P50, s.P90, s.P99, s.P999 = r.lat.Quantile(0.5), r.lat.Quantile(0.9), r.lat.Quantile(0.99), r.lat.Quantile(0.999)
 	return s
 }
 
@@ -137,58 +114,10 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// Do sends one request and reads the whole answer: its status (ErrorStatus
-// when none came), its header, and why it failed (the transport error's kind,
-// or the first line of a non-2xx body).
-func (c *Client) Do(ctx context.Context, method, path string, hdr http.Header, body io.Reader) (int, http.Header, string) {
-	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
-	if err != nil {
-		return ErrorStatus, nil, "bad request: " + err.Error()
+func sum[K comparable](m map[K]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
 	}
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return ErrorStatus, nil, errorKind(err.Error())
-	}
-	defer resp.Body.Close()
-	var msg string
-	if resp.StatusCode/100 != 2 {
-		msg = firstLine(resp.Body)
-	}
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return ErrorStatus, nil, "read body: " + errorKind(err.Error())
-	}
-	return resp.StatusCode, resp.Header, msg
-}
-
-// statusText is "status 504", or the transport error when no answer came.
-func statusText(status int, msg string) string {
-	if status == ErrorStatus {
-		return msg
-	}
-	return fmt.Sprintf("status %d", status)
-}
-
-// errorKind names a transport error by kind, so the distribution groups like
-// with like instead of listing every port number.
-func errorKind(msg string) string {
-	for _, k := range []struct{ kind, substr string }{
-		{"canceled", "context canceled"}, {"timeout", "deadline exceeded"}, {"timeout", "Timeout"},
-		{"timeout", "timeout"}, {"connection refused", "connection refused"},
-		{"connection reset", "connection reset"}, {"connection reset", "broken pipe"},
-		{"connection closed early", "EOF"},
-	} {
-		if strings.Contains(msg, k.substr) {
-			return k.kind
-		}
-	}
-	return msg[:min(len(msg), 80)]
-}
-
-// firstLine reads the first line of r, at most maxMessage bytes of it.
-func firstLine(r io.Reader) string {
-	line, _ := bufio.NewReader(io.LimitReader(r, maxMessage)).ReadString('\n')
-	return strings.TrimSpace(line)
+	return n
 }

@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -10,14 +11,13 @@ import (
 
 // Every n-th write offered while open is traced; the others are not.
 func TestWatchSamplesWrites(t *testing.T) {
-	w := bench.NewWatch(bench.NewClient("", 1, time.Second), nil, time.Now())
-	w.Sample = 3
+	w := bench.NewWatch(bench.NewClient("", 1, time.Second), nil, time.Now(), 1, 3)
 	w.Read(bench.Write{Token: 99}) // not open yet: ignored
 	w.Open()
 	for i := 1; i <= 10; i++ {
 		w.Read(bench.Write{Token: position.LSN(0x100 + 0x10*i)})
 	}
-	got := w.Traced()
+	got, _ := w.Close(context.Background())
 	if len(got) != 4 {
 		t.Fatalf("traced %d writes, want 4 (the 1st, 4th, 7th and 10th)", len(got))
 	}

@@ -1,18 +1,15 @@
 package bench
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
-
-	"github.com/cqrs-spice/cqrs/internal/position"
-	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
 // Defaults of the Writer.
@@ -27,8 +24,6 @@ const (
 // the token and acknowledgement time of each successful write. Open starts
 // it, Close stops it.
 type Writer struct {
-	// Rate is orders per second; nothing is written when zero.
-	Rate float64
 	// MaxInFlight bounds outstanding writes; DefaultWriterMaxInFlight when zero.
 	MaxInFlight int
 	// OnWrite, when set, is called with each successful write once it is
@@ -38,22 +33,23 @@ type Writer struct {
 	// writes until Close.
 	For time.Duration
 
+	rate   float64
 	client *Client
 	epoch  time.Time
 	rec    *Recorder
 
 	mu       sync.Mutex
 	writes   []Write
-	failures map[string]*Reason // by status or transport error
+	failures reasons // by status or transport error
 
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// NewWriter returns a Writer that posts through client at rate per second and
-// stamps writes with their offset from epoch.
+// NewWriter returns a Writer that posts through client at rate per second
+// (none when zero) and stamps writes with their offset from epoch.
 func NewWriter(client *Client, rate float64, epoch time.Time) *Writer {
-	return &Writer{Rate: rate, client: client, epoch: epoch, rec: NewRecorder(), failures: map[string]*Reason{}}
+	return &Writer{rate: rate, client: client, epoch: epoch, rec: NewRecorder(), failures: reasons{}}
 }
 
 // Open starts writing in the background.
@@ -65,8 +61,8 @@ func (w *Writer) Open() {
 	go func() {
 		defer close(w.done)
 		start := time.Now()
-		if w.Rate > 0 {
-			w.client.attack(ctx, tr, pacer{w.Rate, w.For}, 0, min(limit, 16), limit, func(r *vegeta.Result) { w.result(r, start) })
+		if w.rate > 0 {
+			w.client.attack(ctx, tr, pacer{w.rate, w.For}, 0, min(limit, 16), limit, func(r *vegeta.Result) { w.result(r, start) })
 		}
 		w.rec.AddElapsed(max(w.For, time.Since(start)))
 	}()
@@ -75,11 +71,9 @@ func (w *Writer) Open() {
 // Wait returns once the writing ended by itself (For) and every write in
 // flight was answered, or ctx ended.
 func (w *Writer) Wait(ctx context.Context) {
-	if w.done != nil {
-		select {
-		case <-w.done:
-		case <-ctx.Done():
-		}
+	select {
+	case <-w.done:
+	case <-ctx.Done():
 	}
 }
 
@@ -88,43 +82,30 @@ func (w *Writer) Close() {
 	if w.cancel != nil {
 		w.cancel()
 		<-w.done
-		w.cancel = nil
 	}
 }
 
 // result keeps one write; its latency runs from its due time, as the open
 // loop's: a server that falls behind is charged for the queue.
 func (w *Writer) result(r *vegeta.Result, start time.Time) {
-	w.rec.Record(r, sinceDue(start, w.Rate, r))
-	if r.Code/100 != 2 {
-		w.fail(int(r.Code), string(r.Body), r.Error)
-		return
-	}
-	token, err := position.Parse(r.Headers.Get(wire.HeaderPosition))
-	if err != nil || token.IsZero() {
-		return
-	}
-	wr := Write{Token: token, At: r.End().Sub(w.epoch)}
+	w.rec.Record(r, sinceDue(start, w.rate, r))
 	w.mu.Lock()
-	w.writes = append(w.writes, wr)
+	if r.Code/100 != 2 {
+		example := ""
+		if r.Code != ErrorStatus {
+			example = firstLine(bytes.NewReader(r.Body))
+		}
+		w.failures.note(statusText(int(r.Code), errorKind(r.Error)), example)
+	}
+	token := positionOf(int(r.Code), r.Headers)
+	wr := Write{Token: token, At: r.End().Sub(w.epoch)}
+	if !token.IsZero() {
+		w.writes = append(w.writes, wr)
+	}
 	w.mu.Unlock()
-	if w.OnWrite != nil {
+	if w.OnWrite != nil && !token.IsZero() {
 		w.OnWrite(wr)
 	}
-}
-
-// fail counts a write that was not 2xx, keeping the first message per status.
-func (w *Writer) fail(status int, body, transport string) {
-	why := statusText(status, errorKind(transport))
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.failures[why] == nil {
-		w.failures[why] = &Reason{Why: why}
-		if status != ErrorStatus {
-			w.failures[why].Example = firstLine(strings.NewReader(body))
-		}
-	}
-	w.failures[why].Count++
 }
 
 // Failures returns the writes that were not 2xx, by status or transport
@@ -132,16 +113,7 @@ func (w *Writer) fail(status int, body, transport string) {
 func (w *Writer) Failures() []Reason {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return sortedReasons(w.failures)
-}
-
-func sortedReasons(m map[string]*Reason) []Reason {
-	var out []Reason
-	for _, r := range m {
-		out = append(out, *r)
-	}
-	slices.SortFunc(out, func(a, b Reason) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Why, b.Why)) })
-	return out
+	return w.failures.sorted()
 }
 
 // Writes returns the successful writes so far, in order of acknowledgement.
@@ -149,6 +121,17 @@ func (w *Writer) Writes() []Write {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.writes)
+}
+
+// Last is the write with the highest token so far; zero for none.
+func (w *Writer) Last() Write {
+	var last Write
+	for _, wr := range w.Writes() {
+		if wr.Token > last.Token {
+			last = wr
+		}
+	}
+	return last
 }
 
 // Summary returns the statistics of the writes (POST /orders) so far.

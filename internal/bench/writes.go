@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cqrs-spice/cqrs/internal/position"
 )
 
 // Configurations of the write benchmark.
@@ -24,7 +25,7 @@ const (
 
 // Phases of the write benchmark's steps.
 const (
-	StepList = "list" // a rate of WritesConfig.Rates, in one of the rounds
+	StepList = "list" // a rate of WritesSettings.Rates, in one of the rounds
 	StepRamp = "ramp" // a rate the ramp chose to narrow the sustained rate
 )
 
@@ -51,11 +52,20 @@ const (
 	// DefaultOverloadFor is how long the whole chain is written at twice its
 	// sustained rate while the runtimes' RSS is sampled.
 	DefaultOverloadFor = 60 * time.Second
+	// walSenderTimeout is Postgres's default wal_sender_timeout: a runtime
+	// paused longer loses its replication connection.
+	walSenderTimeout = 60 * time.Second
+	// switchAttempts is how often StackRuntimes tries each switch: freezing a
+	// busy container's cgroup fails now and then on a loaded host.
+	switchAttempts = 5
 )
 
 // DefaultWriteRates are the rates of the rounds, orders per second; 100/s is
 // the quiet rate, 1,000/s the rate the goals are stated at.
 var DefaultWriteRates = []float64{100, 250, 500, 1000, 2000}
+
+// watermarkHops are the write benchmark's hops, in report order.
+var watermarkHops = []string{HopWatermarkAccelerated, HopWatermarkMaterialized}
 
 // Runtimes switches the read side off for the command side's steps (and the
 // backlog) and on again.
@@ -65,21 +75,36 @@ type Runtimes interface {
 	How() string // what Off does, for the report
 }
 
-// WritesConfig is a write benchmark run. Zero values take the Default*
-// values; a negative Refine, LoneWindow, Backlog or OverloadFor skips that part.
-type WritesConfig struct {
-	BaseURL string // the api; required
-	Rates   []float64
-	Step    time.Duration
-	Rounds  int
-	Refine  int
-	Settle  time.Duration // pause before each step, after the runtimes were switched
-	// MaxInFlight bounds the writes outstanding.
-	MaxInFlight int
+// WritesSettings are the knobs of a write benchmark run, which its report
+// records. A zero Refine, LoneWindow, Backlog or OverloadFor skips that part;
+// other zero values take the Default* values.
+type WritesSettings struct {
+	BaseURL     string        `json:"base_url"` // the api; required
+	Rates       []float64     `json:"rates"`
+	Step        time.Duration `json:"step_ns"`
+	Rounds      int           `json:"rounds"`
+	Refine      int           `json:"refine"`
+	Settle      time.Duration `json:"settle_ns"`     // pause before each step, after the runtimes were switched
+	MaxInFlight int           `json:"max_in_flight"` // writes outstanding
 	// TraceRate is the writes per second traced on each runtime's watermark;
 	// TraceConcurrency bounds each hop's traced reads in flight.
-	TraceRate        float64
-	TraceConcurrency int
+	TraceRate        float64 `json:"trace_rate"`
+	TraceConcurrency int     `json:"trace_concurrency"`
+	CommandSide      string  `json:"command_side"` // how the runtimes were switched off
+	// LoneRate and LoneWindow measure F (lone changes); Backlog is the
+	// ceiling's backlog; OverloadFor the 2x overload's length.
+	LoneRate    float64       `json:"lone_rate"`
+	LoneWindow  time.Duration `json:"lone_window_ns"`
+	Backlog     int           `json:"backlog"`
+	OverloadFor time.Duration `json:"overload_ns"`
+	// CatchUpTimeout bounds the wait for both runtimes to cover the last write.
+	CatchUpTimeout time.Duration `json:"catch_up_timeout_ns"`
+	Timeout        time.Duration `json:"timeout_ns"`
+}
+
+// WritesConfig is a write benchmark run.
+type WritesConfig struct {
+	WritesSettings
 	// Accelerated and Materialized are the runtimes' HTTP APIs, for their
 	// watermarks; both required.
 	Accelerated, Materialized RuntimeEndpoint
@@ -87,26 +112,16 @@ type WritesConfig struct {
 	// the load generator is added.
 	Stack     *Stack
 	Processes []Process
-	Runtimes  Runtimes // required
-	// LoneRate and LoneWindow measure F (lone changes); Backlog is the
-	// ceiling's backlog, written through DB (none when nil); OverloadFor the
-	// 2x overload's length.
-	LoneRate    float64
-	LoneWindow  time.Duration
-	Backlog     int
-	DB          *Postgres
-	OverloadFor time.Duration
-	// CatchUpTimeout bounds the wait for both runtimes to cover the last write.
-	CatchUpTimeout time.Duration
-	Timeout        time.Duration
-	Command        string
-	Notes          []string // added to the report's, e.g. what else the machine was doing
+	Runtimes  Runtimes  // required
+	DB        *Postgres // writes the ceiling's backlog; no ceiling when nil
+	Command   string
+	Notes     []string // added to the report's, e.g. what else the machine was doing
 }
 
 // WritesRunner runs the write benchmark. Out receives progress.
 type WritesRunner struct {
 	WritesConfig
-	Out io.Writer
+	progress
 
 	epoch  time.Time
 	off    bool // the runtimes are switched off
@@ -114,34 +129,21 @@ type WritesRunner struct {
 	probes *Client
 	meter  *Meter
 	rep    *WritesReport
+	wm     []Probe // the runtimes' watermark hops
 }
 
 // NewWritesRunner returns a runner for cfg with the defaults filled in.
 func NewWritesRunner(cfg WritesConfig) *WritesRunner {
-	if len(cfg.Rates) == 0 {
-		cfg.Rates = DefaultWriteRates
+	s := &cfg.WritesSettings
+	if len(s.Rates) == 0 {
+		s.Rates = DefaultWriteRates
 	}
-	cfg.Step = cmp.Or(cfg.Step, DefaultWriteStep)
-	cfg.Rounds = cmp.Or(cfg.Rounds, DefaultWriteRounds)
-	cfg.Refine = cmp.Or(cfg.Refine, DefaultRefine)
-	cfg.Settle = cmp.Or(cfg.Settle, DefaultSettle)
-	cfg.MaxInFlight = cmp.Or(cfg.MaxInFlight, DefaultWritesInFlight)
-	cfg.TraceRate = cmp.Or(cfg.TraceRate, DefaultTraceRate)
-	cfg.TraceConcurrency = cmp.Or(cfg.TraceConcurrency, DefaultTraceConcurrency)
-	cfg.LoneRate = cmp.Or(cfg.LoneRate, DefaultLoneRate)
-	cfg.LoneWindow = cmp.Or(cfg.LoneWindow, DefaultLoneWindow)
-	cfg.Backlog = cmp.Or(cfg.Backlog, DefaultBacklog)
-	cfg.OverloadFor = cmp.Or(cfg.OverloadFor, DefaultOverloadFor)
-	cfg.CatchUpTimeout = cmp.Or(cfg.CatchUpTimeout, DefaultCatchUpTimeout)
-	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	return &WritesRunner{WritesConfig: cfg}
-}
-
-func (r *WritesRunner) printf(format string, args ...any) {
-	if r.Out != nil {
-		fmt.Fprintf(r.Out, format, args...)
-	}
+	s.Step, s.Rounds, s.Settle = cmp.Or(s.Step, DefaultWriteStep), cmp.Or(s.Rounds, DefaultWriteRounds), cmp.Or(s.Settle, DefaultSettle)
+	s.MaxInFlight, s.LoneRate = cmp.Or(s.MaxInFlight, DefaultWritesInFlight), cmp.Or(s.LoneRate, DefaultLoneRate)
+	s.TraceRate, s.TraceConcurrency = cmp.Or(s.TraceRate, DefaultTraceRate), cmp.Or(s.TraceConcurrency, DefaultTraceConcurrency)
+	s.CatchUpTimeout, s.Timeout = cmp.Or(s.CatchUpTimeout, DefaultCatchUpTimeout), cmp.Or(s.Timeout, DefaultTimeout)
+	s.BaseURL = strings.TrimRight(s.BaseURL, "/")
+	return &WritesRunner{WritesConfig: cfg, wm: watermarkProbes(cfg.Accelerated, cfg.Materialized)}
 }
 
 // Run measures F, then the rates in interleaved rounds, then the ramp, the
@@ -157,23 +159,21 @@ func (r *WritesRunner) Run(ctx context.Context) (*WritesReport, error) {
 	case r.Runtimes == nil:
 		return nil, errors.New("run write benchmark: nothing to switch the runtimes off with")
 	}
-	r.epoch = time.Now()
+	r.epoch, r.CommandSide = time.Now(), r.Runtimes.How()
 	r.writes = NewClient(r.BaseURL, r.MaxInFlight, r.Timeout)
 	r.probes = NewClient("", 2*r.TraceConcurrency+4, r.Timeout)
 	r.meter = &Meter{Stack: r.Stack, HTTP: &http.Client{Timeout: 2 * time.Second}, Processes: append(slices.Clone(r.Processes), Process{Name: ProcBench, Self: true})}
 	defer r.writes.Close()
 	defer r.probes.Close()
 	defer r.restore()
-	r.rep = &WritesReport{Started: time.Now(), Command: r.Command, Settings: r.settings(), Machine: DescribeMachine(ctx, r.Stack), Notes: r.Notes}
-	if status, _, msg := r.writes.Do(ctx, http.MethodGet, "/readyz", nil, nil); status/100 != 2 {
+	r.rep = &WritesReport{Header: newHeader(ctx, r.Stack, r.Command), Settings: r.WritesSettings}
+	r.rep.Notes = r.Notes
+	if status, _, msg := r.writes.Do(ctx, http.MethodGet, "/readyz", nil, ""); status/100 != 2 {
 		return nil, fmt.Errorf("%w: GET %s/readyz: %s; is the stack up (make up) and --url right?", ErrUnreachable, r.BaseURL, statusText(status, msg))
 	}
 	before := loadAverage()
 	err := r.run(ctx)
-	r.rep.Goals = WritesGoals(r.rep)
-	if la := loadAverage(); before != "" {
-		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("host load average (1, 5, 15 min) when the run began: %s; at its end: %s (other work on the host inflates latencies and CPU per order)", before, la))
-	}
+	r.rep.Goals, r.rep.Notes = WritesGoals(r.rep), append(r.rep.Notes, loadNote(before)...)
 	return r.rep, err
 }
 
@@ -196,8 +196,21 @@ func (r *WritesRunner) run(ctx context.Context) error {
 			}
 		}
 	}
-	if err := r.ramp(ctx); err != nil {
-		return err
+	// The ramp narrows each configuration's sustained rate with up to Refine
+	// more steps each.
+	for range r.Refine {
+		stepped := false
+		for _, cfg := range []string{ConfigCommand, ConfigChain} {
+			if rate := NextRampRate(r.rep.StepsOf(cfg)); rate > 0 {
+				if err := r.step(ctx, cfg, rate, StepRamp, 1); err != nil {
+					return err
+				}
+				stepped = true
+			}
+		}
+		if !stepped {
+			break
+		}
 	}
 	if r.Backlog > 0 && r.DB != nil {
 		c, err := r.ceiling(ctx)
@@ -211,27 +224,16 @@ func (r *WritesRunner) run(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// ramp narrows each configuration's sustained rate with up to Refine more
-// steps each.
-func (r *WritesRunner) ramp(ctx context.Context) error {
-	for range max(r.Refine, 0) {
-		next := map[string]float64{}
-		for _, cfg := range []string{ConfigCommand, ConfigChain} {
-			if rate := NextRampRate(r.rep.StepsOf(cfg)); rate > 0 {
-				next[cfg] = rate
-			}
-		}
-		if len(next) == 0 {
-			return nil
-		}
-		for _, cfg := range []string{ConfigCommand, ConfigChain} {
-			if rate := next[cfg]; rate > 0 {
-				if err := r.step(ctx, cfg, rate, StepRamp, 1); err != nil {
-					return err
-				}
-			}
-		}
+// switchRuntimes switches the runtimes on or off.
+func (r *WritesRunner) switchRuntimes(ctx context.Context, on bool) error {
+	if !on {
+		r.off = true
+		return r.Runtimes.Off(ctx)
 	}
+	if err := r.Runtimes.On(ctx); err != nil {
+		return err
+	}
+	r.off = false
 	return nil
 }
 
@@ -243,32 +245,8 @@ func (r *WritesRunner) restore() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := r.Runtimes.On(ctx); err != nil {
+	if err := r.switchRuntimes(ctx, true); err != nil {
 		r.printf("warning: the runtimes could not be switched on again (%v): unpause or start them\n", err)
-		return
-	}
-	r.off = false
-}
-
-func (r *WritesRunner) switchOff(ctx context.Context) error {
-	r.off = true
-	return r.Runtimes.Off(ctx)
-}
-
-func (r *WritesRunner) switchOn(ctx context.Context) error {
-	if err := r.Runtimes.On(ctx); err != nil {
-		return err
-	}
-	r.off = false
-	return nil
-}
-
-func (r *WritesRunner) settings() WritesSettings {
-	return WritesSettings{
-		BaseURL: r.BaseURL, Rates: r.Rates, Step: r.Step, Rounds: r.Rounds, Refine: r.Refine, Settle: r.Settle,
-		MaxInFlight: r.MaxInFlight, TraceRate: r.TraceRate, TraceConcurrency: r.TraceConcurrency,
-		CommandSide: r.Runtimes.How(), LoneRate: r.LoneRate, LoneWindow: max(r.LoneWindow, 0),
-		Backlog: max(r.Backlog, 0), OverloadFor: max(r.OverloadFor, 0),
 	}
 }
 
@@ -277,15 +255,13 @@ func (r *WritesRunner) step(ctx context.Context, cfg string, rate float64, phase
 	r.printf("%-12s %6g orders/s for %s (%s, round %d)\n", cfg, rate, r.Step, phase, round)
 	chain := cfg == ConfigChain
 	if !chain {
-		if err := r.switchOff(ctx); err != nil {
+		if err := r.switchRuntimes(ctx, false); err != nil {
 			return fmt.Errorf("command side at %g/s: %w", rate, err)
 		}
 	}
 	sleepUntil(ctx, time.Now().Add(r.Settle))
 	st := WriteStep{Config: cfg, Rate: rate, Phase: phase, Round: round, Duration: r.Step}
-	probes := watermarkProbes(r.Accelerated, r.Materialized)
-	watch := NewWatch(r.probes, probes, r.epoch)
-	watch.Concurrency, watch.Sample = r.TraceConcurrency, TraceSample(rate, r.TraceRate)
+	watch := NewWatch(r.probes, r.wm, r.epoch, r.TraceConcurrency, TraceSample(rate, r.TraceRate))
 	writer := NewWriter(r.writes, rate, r.epoch)
 	writer.MaxInFlight, writer.For = r.MaxInFlight, r.Step
 	if chain {
@@ -305,91 +281,43 @@ func (r *WritesRunner) step(ctx context.Context, cfg string, rate float64, phase
 	since := time.Now()
 	if !chain {
 		// The command side's CPU is the step's: the runtimes are off.
-		st.CPU = r.perOrder(c0, r.meter.CPU(ctx), st.Writes.OK, to-from)
-		st.Memory = r.meter.Memory(ctx)
+		st.CPU, st.Memory = r.perOrder(ctx, c0, st.Writes.OK, to-from), r.meter.Memory(ctx)
 		since = time.Now()
-		if err := r.switchOn(ctx); err != nil {
+		if err := r.switchRuntimes(ctx, true); err != nil {
 			return fmt.Errorf("command side at %g/s: %w", rate, err)
 		}
 	}
-	st.CatchUp = r.catchUp(ctx, probes, lastWrite(writer.Writes()), since)
+	st.CatchUp = r.catchUp(ctx, writer.Last().Token, since)
 	if chain {
 		// The chain's CPU runs until both runtimes caught up: the work of the
 		// step's orders, also what lagged past its end.
-		st.CPU = r.perOrder(c0, r.meter.CPU(ctx), st.Writes.OK, time.Since(r.epoch)-from)
-		st.Memory = r.meter.Memory(ctx)
-		r.trace(ctx, &st, watch, from, to)
+		st.CPU, st.Memory = r.perOrder(ctx, c0, st.Writes.OK, time.Since(r.epoch)-from), r.meter.Memory(ctx)
+		gctx, cancel := context.WithTimeout(ctx, watermarkGrace)
+		traced, answers := watch.Close(gctx)
+		cancel()
+		st.Traced = len(traced)
+		for _, h := range Match(watermarkHops, traced, answers) {
+			st.Hops, st.Lags = append(st.Hops, Summarize(h, "")), append(st.Lags, h)
+			st.Trends = append(st.Trends, TrendOf(h.Hop, traced, answers, from, to))
+		}
 	}
 	st.Sustained, st.Why = Verdict(st)
 	r.rep.Steps = append(r.rep.Steps, st)
-	r.printf("%s\n", StepLine(st))
+	r.printf("%s\n", render("step-line", st))
 	return ctx.Err()
 }
 
-// trace closes the watch and keeps each runtime's lags and trend of the step.
-func (r *WritesRunner) trace(ctx context.Context, st *WriteStep, watch *Watch, from, to time.Duration) {
-	gctx, cancel := context.WithTimeout(ctx, watermarkGrace)
-	watch.Close(gctx)
-	cancel()
-	traced, answers := watch.Traced(), watch.Answers()
-	st.Traced = len(traced)
-	for _, h := range Match(watermarkHops, traced, answers) {
-		st.Hops = append(st.Hops, Summarize(h, ""))
-		st.Lags = append(st.Lags, h)
-	}
-	for _, hop := range watermarkHops {
-		st.Trends = append(st.Trends, TrendOf(hop, traced, answers, from, to))
-	}
+// perOrder is each process's CPU since before per 2xx write.
+func (r *WritesRunner) perOrder(ctx context.Context, before CPUTime, orders int64, wall time.Duration) StepCPU {
+	var t CPUTime
+	t.Add(before, r.meter.CPU(ctx))
+	return StepCPU{Wall: wall, Processes: PerOp(t, orders, Names(r.meter.Processes))}
 }
 
-// watermarkHops are the write benchmark's hops, in report order.
-var watermarkHops = []string{HopWatermarkAccelerated, HopWatermarkMaterialized}
-
-// perOrder is each process's CPU between two readings per 2xx write.
-func (r *WritesRunner) perOrder(before, after CPUReading, orders int64, wall time.Duration) StepCPU {
-	var u CPUUsage
-	u.Add(before, after)
-	return StepCPU{Wall: wall, Processes: PerOp(u, orders, Names(r.meter.Processes))}
-}
-
-func lastWrite(writes []Write) Write {
-	var last Write
-	for _, w := range writes {
-		if w.Token > last.Token {
-			last = w
-		}
-	}
-	return last
-}
-
-// catchUp waits, hop after hop, until each runtime's watermark covers last's
-// token, and returns the time from start to each.
-func (r *WritesRunner) catchUp(ctx context.Context, probes []Probe, last Write, start time.Time) []CatchUp {
-	if last.Token.IsZero() {
-		return nil
-	}
-	deadline := time.Now().Add(r.CatchUpTimeout)
-	var out []CatchUp
-	for _, p := range probes {
-		c := CatchUp{Hop: p.Hop}
-		for {
-			status, pos, why := askAt(ctx, r.probes, p, last.Token)
-			if status/100 == 2 && pos >= last.Token {
-				c.Time, c.OK = time.Since(start), true
-				break
-			}
-			c.Why = cmp.Or(why, fmt.Sprintf("status %d", status))
-			if ctx.Err() != nil || !time.Now().Before(deadline) {
-				c.Time = time.Since(start)
-				break
-			}
-			if status == ErrorStatus { // not listening yet: no wait in the answer
-				sleepUntil(ctx, time.Now().Add(100*time.Millisecond))
-			}
-		}
-		out = append(out, c)
-	}
-	return out
+// catchUp waits until each runtime's watermark covers token, and returns the
+// time from start to each.
+func (r *WritesRunner) catchUp(ctx context.Context, token position.LSN, start time.Time) []CatchUp {
+	return catchUp(ctx, r.probes, r.wm, token, start, time.Now().Add(r.CatchUpTimeout))
 }
 
 // TraceSample is n of "every n-th write" so that about traceRate writes per
@@ -399,4 +327,63 @@ func TraceSample(rate, traceRate float64) int {
 		return 1
 	}
 	return int(math.Ceil(rate / traceRate))
+}
+
+var _ Runtimes = (*StackRuntimes)(nil)
+
+// StackRuntimes switches the runtimes' containers off and on: Off handles
+// the services in reverse order (runtime 2 before the runtime it reads), On
+// in order.
+type StackRuntimes struct {
+	Stack    *Stack
+	Services []string // "accelerated", "materialized"
+	// Stop stops the containers instead of pausing them. A runtime in memory
+	// mode drops its slot on a clean shutdown, so its start takes a new
+	// snapshot: the catch-up is a restart's, not a backlog's.
+	Stop bool
+}
+
+// How says what Off does, for the report.
+func (s *StackRuntimes) How() string {
+	if s.Stop {
+		return "runtimes stopped (" + strings.Join(s.Services, ", ") + "), started again after the step: a restart takes a new snapshot"
+	}
+	return "runtimes paused (" + strings.Join(s.Services, ", ") + "), unpaused after the step: runtime 1's slot keeps the backlog in Postgres"
+}
+
+// Off pauses or stops the runtimes; the caller switches them on again when
+// it fails.
+func (s *StackRuntimes) Off(ctx context.Context) error {
+	do := s.Stack.Pause
+	if s.Stop {
+		do = s.Stack.Stop
+	}
+	for _, svc := range slices.Backward(s.Services) {
+		if err := s.retry(ctx, func() error { return do(ctx, svc) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// On unpauses or starts the runtimes; switching on one that is not off is no
+// error, so On also mends a half-done Off.
+func (s *StackRuntimes) On(ctx context.Context) error {
+	do := s.Stack.Unpause
+	if s.Stop {
+		do = s.Stack.Start
+	}
+	var errs []error
+	for _, svc := range s.Services {
+		errs = append(errs, s.retry(ctx, func() error { return do(ctx, svc) }))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *StackRuntimes) retry(ctx context.Context, do func() error) error {
+	err := do()
+	for attempt := 1; attempt < switchAttempts && err != nil && sleepUntil(ctx, time.Now().Add(time.Second)); attempt++ {
+		err = do()
+	}
+	return err
 }

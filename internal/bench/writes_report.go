@@ -29,36 +29,15 @@ const (
 
 // WritesReport is a whole write benchmark run.
 type WritesReport struct {
-	Started  time.Time      `json:"started"`
-	Command  string         `json:"command"`
+	Header
 	Settings WritesSettings `json:"settings"`
-	Machine  Machine        `json:"machine"`
 	Steps    []WriteStep    `json:"steps"`
 	Lone     *LoneCost      `json:"lone,omitempty"`
 	Ceiling  *Ceiling       `json:"ceiling,omitempty"`
 	Overload *Overload      `json:"overload,omitempty"`
 	// Goals are the write path's goals and figures, from every step of a rate
 	// pooled (WritesGoals).
-	Goals []Goal   `json:"goals"`
-	Notes []string `json:"notes,omitempty"`
-}
-
-// WritesSettings are the knobs a run's numbers depend on.
-type WritesSettings struct {
-	BaseURL          string        `json:"base_url"`
-	Rates            []float64     `json:"rates"`
-	Step             time.Duration `json:"step_ns"`
-	Rounds           int           `json:"rounds"`
-	Refine           int           `json:"refine"`
-	Settle           time.Duration `json:"settle_ns"`
-	MaxInFlight      int           `json:"max_in_flight"`
-	TraceRate        float64       `json:"trace_rate"`
-	TraceConcurrency int           `json:"trace_concurrency"`
-	CommandSide      string        `json:"command_side"` // how the runtimes were switched off
-	LoneRate         float64       `json:"lone_rate"`
-	LoneWindow       time.Duration `json:"lone_window_ns"`
-	Backlog          int           `json:"backlog"`
-	OverloadFor      time.Duration `json:"overload_ns"`
+	Goals []Goal `json:"goals"`
 }
 
 // WriteStep is one configuration at one rate.
@@ -97,15 +76,6 @@ type WriteStep struct {
 type StepCPU struct {
 	Wall      time.Duration `json:"wall_ns"`
 	Processes []ProcessCPU  `json:"processes"`
-}
-
-// CatchUp is one runtime's catch-up; OK false when it did not get there, Why
-// the last answer.
-type CatchUp struct {
-	Hop  string        `json:"hop"`
-	Time time.Duration `json:"time_ns"`
-	OK   bool          `json:"ok"`
-	Why  string        `json:"why,omitempty"`
 }
 
 // LoneCost is F: each process's CPU per lone change (NetPerOp: less its idle
@@ -162,6 +132,34 @@ type RuntimeRSS struct {
 	Bounded                           bool `json:"bounded"`
 }
 
+// RSSOf summarizes each runtime's samples of an overload of length d: bounded
+// when the peak of its second half is at most 10% (and at least 16 MiB) above
+// the peak of its first half. Memory that grows with the backlog grows
+// through both halves; a bounded runtime levels off once its buffers are full.
+func RSSOf(samples []RSSSample, d time.Duration) []RuntimeRSS {
+	var out []RuntimeRSS
+	for _, p := range []string{ProcAccelerated, ProcMaterialized} {
+		m := RuntimeRSS{Process: p}
+		for _, s := range samples {
+			if s.Process != p {
+				continue
+			}
+			if m.Samples++; m.Start == 0 {
+				m.Start = s.Bytes
+			}
+			if s.At < d/2 {
+				m.FirstHalf = max(m.FirstHalf, s.Bytes)
+			} else {
+				m.SecondHalf = max(m.SecondHalf, s.Bytes)
+			}
+			m.End = s.Bytes
+		}
+		m.Bounded = m.FirstHalf > 0 && m.SecondHalf > 0 && m.SecondHalf <= max(m.FirstHalf*11/10, m.FirstHalf+16<<20)
+		out = append(out, m)
+	}
+	return out
+}
+
 // HopTrend is one hop's lag at the start and at the end of a step: the median
 // write-to-visible of the traced writes acknowledged in the first and the last
 // fifth of it, and how many of those the hop did not show.
@@ -186,13 +184,10 @@ func (t HopTrend) Grew() bool {
 // TrendOf compares hop's lag over the first and the last fifth of [from, to).
 func TrendOf(hop string, traced []Write, answers []Answer, from, to time.Duration) HopTrend {
 	w := time.Duration(float64(to-from) * trendWindow)
-	t := HopTrend{Hop: hop, Slack: max(MinLagSlack, time.Duration(MaxLagGrowth*float64(to-from-w)))}
 	start := Summarize(Match([]string{hop}, Between(traced, from, from+w), answers)[0], "")
 	end := Summarize(Match([]string{hop}, Between(traced, to-w, to), answers)[0], "")
-	t.Start, t.StartWrites = start.P50, start.Writes
-	t.End, t.EndWrites = end.P50, end.Writes
-	t.Unseen = start.Unreached + end.Unreached
-	return t
+	return HopTrend{Hop: hop, Start: start.P50, End: end.P50, StartWrites: start.Writes, EndWrites: end.Writes,
+		Unseen: start.Unreached + end.Unreached, Slack: max(MinLagSlack, time.Duration(MaxLagGrowth*float64(to-from-w)))}
 }
 
 // Verdict decides whether a step was sustained: at least one write and every
@@ -252,24 +247,19 @@ func SustainedRange(steps []WriteStep) (lo, hi float64) {
 // the bracket until it is narrower than rampPrecision. Rates are whole orders
 // per second; one already tried ends the ramp.
 func NextRampRate(steps []WriteStep) float64 {
-	if len(steps) == 0 {
-		return 0
-	}
 	lo, hi := SustainedRange(steps)
 	var next float64
 	switch {
-	case lo == 0 && hi <= 10:
+	case lo == 0 && hi <= 10, hi > 0 && lo > 0 && (hi-lo)/lo <= rampPrecision:
 		return 0
 	case lo == 0:
 		next = math.Round(hi / 2)
 	case hi == 0:
 		next = math.Round(lo * 1.5)
-	case (hi-lo)/lo <= rampPrecision:
-		return 0
 	default:
 		next = math.Round((lo + hi) / 2)
 	}
-	if findStep(steps, next) != nil {
+	if slices.ContainsFunc(steps, func(s WriteStep) bool { return s.Rate == next }) {
 		return 0
 	}
 	return next
@@ -286,16 +276,6 @@ func (r *WritesReport) StepsOf(cfg string) []WriteStep {
 	return out
 }
 
-// findStep returns the last step at rate, or nil.
-func findStep(steps []WriteStep, rate float64) *WriteStep {
-	for i := len(steps) - 1; i >= 0; i-- {
-		if steps[i].Rate == rate {
-			return &steps[i]
-		}
-	}
-	return nil
-}
-
 // Pooled is a configuration's steps at one rate taken together: CPU per
 // order over all their orders, and the lags of all their traced writes.
 type Pooled struct {
@@ -307,7 +287,7 @@ type Pooled struct {
 // PoolAt pools the steps of steps at rate.
 func PoolAt(steps []WriteStep, rate float64) Pooled {
 	var p Pooled
-	u := CPUUsage{Seconds: map[string]float64{}, Invalid: map[string]string{}}
+	t := CPUTime{Seconds: map[string]float64{}, Why: map[string]string{}}
 	var orders int64
 	var procs []string
 	lags := map[string]*HopLags{}
@@ -322,38 +302,24 @@ func PoolAt(steps []WriteStep, rate float64) Pooled {
 				procs = append(procs, c.Process)
 			}
 			if c.Why != "" && c.Why != "no operations" {
-				u.Invalid[c.Process] = c.Why
+				t.Why[c.Process] = c.Why
 			}
-			u.Seconds[c.Process] += c.Seconds
+			t.Seconds[c.Process] += c.Seconds
 		}
 		for _, h := range s.Lags {
-			all := lags[h.Hop]
-			if all == nil {
-				all = &HopLags{Hop: h.Hop}
-				lags[h.Hop] = all
+			if lags[h.Hop] == nil {
+				lags[h.Hop] = &HopLags{Hop: h.Hop}
 			}
+			all := lags[h.Hop]
 			all.Lags, all.NotSeen = append(all.Lags, h.Lags...), append(all.NotSeen, h.NotSeen...)
 			all.Violations, all.Queued = append(all.Violations, h.Violations...), all.Queued+h.Queued
 		}
 	}
-	p.CPU = PerOp(u, orders, procs)
+	p.CPU = PerOp(t, orders, procs)
 	for _, hop := range watermarkHops {
 		if h := lags[hop]; h != nil {
 			p.Hops = append(p.Hops, Summarize(*h, ""))
 		}
 	}
 	return p
-}
-
-// rangeText is a sustained range: "1000/s (not 2000/s)", ">= 2000/s", "none".
-func rangeText(lo, hi float64) string {
-	switch {
-	case lo == 0 && hi == 0:
-		return "none measured"
-	case lo == 0:
-		return fmt.Sprintf("none (not even %g/s)", hi)
-	case hi == 0:
-		return fmt.Sprintf(">= %g/s (none failed)", lo)
-	}
-	return fmt.Sprintf("%g/s (not %g/s)", lo, hi)
 }

@@ -38,9 +38,9 @@ func (s *switches) How() string { return "recorded" }
 
 func writesConfig(url string, sw bench.Runtimes) bench.WritesConfig {
 	return bench.WritesConfig{
-		BaseURL: url, Rates: []float64{40, 80}, Step: 250 * ms, Rounds: 1, Refine: -1, Settle: ms, LoneWindow: -1, Backlog: -1, OverloadFor: -1,
-		TraceRate: 20, Accelerated: bench.RuntimeEndpoint{URL: url}, Materialized: bench.RuntimeEndpoint{URL: url},
-		Runtimes: sw, CatchUpTimeout: 5 * time.Second, Timeout: 5 * time.Second,
+		WritesSettings: bench.WritesSettings{BaseURL: url, Rates: []float64{40, 80}, Step: 250 * ms, Rounds: 1, Settle: ms,
+			TraceRate: 20, CatchUpTimeout: 5 * time.Second, Timeout: 5 * time.Second},
+		Accelerated: bench.RuntimeEndpoint{URL: url, APIKey: runtimeKey}, Materialized: bench.RuntimeEndpoint{URL: url, APIKey: runtimeKey}, Runtimes: sw,
 	}
 }
 

@@ -5,7 +5,7 @@
 // orders through the api at a steady rate, recording every acknowledged order
 // with its Spice-Position token, and readers reading the three rankings, some
 // with the latest token as Spice-Min-Position), injects one Fault into the
-// containers or networks with the docker CLI, heals it, waits for a quiet period
+// containers or networks through the Docker Engine API, heals it, waits for a quiet period
 // and polls the stack until every path agrees again (the time to recover). The
 // Checker then judges the round:
 //

@@ -29,7 +29,8 @@ type ReadFindings struct {
 	// PlainErrorSeconds is ErrorSeconds of the requests sent without a
 	// Spice-Min-Position: those a runtime serving its last data answers.
 	PlainErrorSeconds map[string]int
-	// Unexpected counts, per endpoint outside allowed, the non-2xx answers.
+	// Unexpected counts, per endpoint outside allowed, the non-2xx answers;
+	// endpoints without any are absent.
 	Unexpected map[string]int
 }
 

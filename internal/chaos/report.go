@@ -23,8 +23,23 @@ var reportText string
 
 var report = template.Must(template.New("").Funcs(template.FuncMap{
 	"goal": func() time.Duration { return RecoveryGoal }, "inflight": func() int { return DefaultWritesInFlight },
-	"sec":        func(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) },
-	"errorCells": errorCells, "loadRows": loadRows, "findings": findings,
+	"sec":       func(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) },
+	"endpoints": func() []string { return Endpoints },
+	"runtimes":  func() []string { return []string{ServiceAccelerated, ServiceMaterialized} },
+	"mib": func(b int64) string {
+		if b <= 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.0f", float64(b)/(1<<20))
+	},
+	"kib": func(b int64) int64 { return b >> 10 },
+	"lag": lagText, "loads": loads, "findings": findings,
+	"sum": func(m map[string]int) (n int) {
+		for _, v := range m {
+			n += v
+		}
+		return n
+	},
 }).Parse(reportText))
 
 // Markdown renders the report: the settings, one table row per fault, then
@@ -37,21 +52,28 @@ func Markdown(r Report) string {
 	return b.String()
 }
 
-// errorCells are a round's error windows per endpoint: "3", or "32 (0)" when
-// the reads sent without a token failed for fewer seconds.
-func errorCells(res Result) []string {
-	var out []string
-	for _, ep := range Endpoints {
-		n, p := res.ErrorSeconds[ep], res.PlainErrorSeconds[ep]
-		if ep != EndpointOrders && n != p {
-			out = append(out, fmt.Sprintf("%d (%d)", n, p))
-		} else {
-			out = append(out, fmt.Sprint(n))
+// loads are the load rounds.
+func loads(results []Result) []Result {
+	var out []Result
+	for _, r := range results {
+		if r.Load != nil {
+			out = append(out, r)
 		}
 	}
 	return out
 }
 
+// lagText is a runtime's largest reported lag: "1.5 s / 2 KiB".
+func lagText(l *LoadFindings, runtime string) string {
+	sec, okS := l.LagSeconds[runtime]
+	by, okB := l.LagBytes[runtime]
+	if !okS && !okB {
+		return "not reported"
+	}
+	return fmt.Sprintf("%.1f s / %d KiB", sec, by>>10)
+}
+
+// findings are every round's error and details, one line each.
 func findings(results []Result) []string {
 	oneLine := func(s string) string {
 		s = strings.Join(strings.Fields(s), " ")
@@ -65,46 +87,6 @@ func findings(results []Result) []string {
 		for _, d := range res.Details {
 			out = append(out, fmt.Sprintf("`%s`: %s", res.Fault, oneLine(d)))
 		}
-	}
-	return out
-}
-
-// loadRows are the load rounds' rows: rates, memory, lag, catch-up.
-func loadRows(results []Result) []string {
-	mib := func(b int64) string {
-		if b <= 0 {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.0f", float64(b)/(1<<20))
-	}
-	var out []string
-	for _, res := range results {
-		l := res.Load
-		if l == nil {
-			continue
-		}
-		asked := fmt.Sprintf("%.0f", l.Rate)
-		if l.Overload > 0 {
-			asked += fmt.Sprintf(" -> %.0f", l.Overload)
-		}
-		cells := []string{res.Fault, asked, fmt.Sprintf("%.0f", l.Achieved), fmt.Sprint(l.Skipped)}
-		for _, rt := range []string{ServiceAccelerated, ServiceMaterialized} {
-			cells = append(cells, mib(l.BaseRSS[rt])+" -> "+mib(l.PeakRSS[rt]))
-		}
-		for _, rt := range []string{ServiceAccelerated, ServiceMaterialized} {
-			sec, okS := l.LagSeconds[rt]
-			by, okB := l.LagBytes[rt]
-			if !okS && !okB {
-				cells = append(cells, "not reported")
-			} else {
-				cells = append(cells, fmt.Sprintf("%.1f s / %d KiB", sec, by>>10))
-			}
-		}
-		for _, rt := range []string{ServiceAccelerated, ServiceMaterialized} {
-			cells = append(cells, fmt.Sprintf("%d KiB", l.Behind[rt]>>10))
-		}
-		cells = append(cells, fmt.Sprintf("%.1f s", l.CatchUp.Seconds()))
-		out = append(out, "| "+strings.Join(cells, " | ")+" |")
 	}
 	return out
 }

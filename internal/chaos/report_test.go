@@ -11,9 +11,10 @@ import (
 func TestMarkdown(t *testing.T) {
 	rep := chaos.Report{Started: time.Unix(0, 0), Settings: "Workload: test.", Results: []chaos.Result{
 		{Fault: "kill-accelerated", Description: "kill it", Writes: 10, Acked: 9, Recover: 2500 * time.Millisecond,
-			Recovered: true, Converged: true, ErrorSeconds: map[string]int{chaos.EndpointAccelerated: 3, chaos.EndpointMaterialized: 2},
-			PlainErrorSeconds: map[string]int{chaos.EndpointAccelerated: 3}},
-		{Fault: "kill-api", Description: "kill the api", Writes: 5, Acked: 4, Recover: time.Minute, Lost: 1,
+			Recovered: true, Converged: true, ReadFindings: chaos.ReadFindings{ErrorSeconds: map[string]int{chaos.EndpointAccelerated: 3, chaos.EndpointMaterialized: 2},
+				PlainErrorSeconds: map[string]int{chaos.EndpointAccelerated: 3}}},
+		{Fault: "kill-api", Description: "kill the api", Writes: 5, Acked: 4, Recover: time.Minute,
+			State: chaos.StateFindings{Lost: []chaos.Missing{{ID: 7, Where: chaos.InAccelerated}}},
 			Start: 1200 * time.Millisecond, Beyond: 4 * time.Second,
 			Details: []string{"after the quiet period: order 7 missing in accelerated"}},
 		{Fault: "overload", Description: "write more", Writes: 100, Acked: 100, Recover: 4 * time.Second, Recovered: true,

@@ -78,8 +78,8 @@ func TestChaosQuick(t *testing.T) {
 	}
 	for _, r := range rep.Results {
 		if !r.Clean() {
-			t.Errorf("%s: err=%q recovered=%v converged=%v lost=%d doubled=%d mismatches=%d ryw=%d monotonic=%d watermarks=%d unexpected=%d: %v",
-				r.Fault, r.Err, r.Recovered, r.Converged, r.Lost, r.Doubled, r.Mismatches, r.RYW, r.Monotonic, r.Watermarks, r.Unexpected, r.Details)
+			t.Errorf("%s: err=%q recovered=%v converged=%v %s; ryw=%d monotonic=%d watermarks=%d unexpected=%v: %v",
+				r.Fault, r.Err, r.Recovered, r.Converged, r.State.Summary(), len(r.RYW), len(r.Monotonic), len(r.Watermarks), r.Unexpected, r.Details)
 		}
 		if r.Acked == 0 {
 			t.Errorf("%s: no order acknowledged", r.Fault)

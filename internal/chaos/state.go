@@ -2,104 +2,78 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// Collector reads the stack's State: Postgres directly, the accelerated
-// runtime through its /v1/sql, the rankings through the api.
-type Collector struct {
-	Client      *Client
-	PostgresURL string
-}
-
-// Products reads the product ids and names from Postgres.
-func (c *Collector) Products(ctx context.Context) (map[int64]string, error) {
-	conn, err := pgx.Connect(ctx, c.PostgresURL)
-	if err != nil {
-		return nil, fmt.Errorf("connect to Postgres: %w", err)
-	}
-	defer conn.Close(ctx)
-	return products(ctx, conn)
-}
-
-func products(ctx context.Context, conn *pgx.Conn) (map[int64]string, error) {
-	rows, err := conn.Query(ctx, `SELECT id, name FROM products`)
-	if err != nil {
-		return nil, fmt.Errorf("read products: %w", err)
-	}
-	out := map[int64]string{}
-	var id int64
-	var name string
-	_, err = pgx.ForEachRow(rows, []any{&id, &name}, func() error { out[id] = name; return nil })
-	if err != nil {
-		return nil, fmt.Errorf("read products: %w", err)
-	}
-	return out, nil
-}
-
-// Collect reads the State. fromID is the smallest acknowledged order id: ids
-// from there on are read one by one; below it only duplicates are.
-func (c *Collector) Collect(ctx context.Context, fromID int64) (State, error) {
-	s := State{Rankings: map[string][]RankRow{}}
-	if err := c.postgres(ctx, fromID, &s); err != nil {
-		return s, err
-	}
-	if err := c.accelerated(ctx, fromID, &s); err != nil {
-		return s, err
+// Collect reads the stack's State: Postgres directly, the accelerated
+// runtime through its /v1/sql, the rankings through the api. fromID is the
+// smallest acknowledged order id: ids from there on are read one by one;
+// below it only duplicates are.
+func (c *Client) Collect(ctx context.Context, fromID int64) (State, error) {
+	s := State{Products: map[int64]string{}, PostgresIDs: map[int64]int{}, AcceleratedIDs: map[int64]int{},
+		Postgres: map[int64]Tally{}, Accelerated: map[int64]Tally{}, Rankings: map[string][]RankRow{}}
+	ids := fmt.Sprintf(`SELECT id, COUNT(*) AS n FROM orders WHERE id >= %d GROUP BY id
+		UNION ALL SELECT id, COUNT(*) AS n FROM orders WHERE id < %d GROUP BY id HAVING COUNT(*) > 1`, fromID, fromID)
+	const tallies = `SELECT product_id AS id, COUNT(*) AS n, COALESCE(SUM(count), 0) AS s FROM orders GROUP BY product_id`
+	for _, q := range []struct {
+		store, what, sql string
+		into             func(map[string]any)
+	}{
+		{ServicePostgres, "products", `SELECT id, name FROM products`, func(r map[string]any) { s.Products[toInt(r["id"])] = fmt.Sprint(r["name"]) }},
+		{ServicePostgres, "order ids", ids, func(r map[string]any) { s.PostgresIDs[toInt(r["id"])] = int(toInt(r["n"])) }},
+		{ServicePostgres, "tallies", tallies, func(r map[string]any) { s.Postgres[toInt(r["id"])] = Tally{toInt(r["n"]), toInt(r["s"])} }},
+		{ServiceAccelerated, "order ids", ids, func(r map[string]any) { s.AcceleratedIDs[toInt(r["id"])] = int(toInt(r["n"])) }},
+		{ServiceAccelerated, "tallies", tallies, func(r map[string]any) { s.Accelerated[toInt(r["id"])] = Tally{toInt(r["n"]), toInt(r["s"])} }},
+	} {
+		rows, err := c.query(ctx, q.store, q.sql)
+		if err != nil {
+			return s, fmt.Errorf("read %s from %s: %w", q.what, q.store, err)
+		}
+		for _, r := range rows {
+			q.into(r)
+		}
 	}
 	for _, ep := range RankingEndpoints {
-		rows, rd := c.Client.Ranking(ctx, "checker", ep, 0, true)
-		if rd.OK() {
+		if rows, rd := c.Ranking(ctx, "checker", ep, 0, true); rd.OK() {
 			s.Rankings[ep] = rows
 		}
 	}
 	return s, nil
 }
 
-func (c *Collector) postgres(ctx context.Context, fromID int64, s *State) error {
+// query runs sql in Postgres or on a runtime and returns its rows.
+func (c *Client) query(ctx context.Context, store, sql string) ([]map[string]any, error) {
+	if store != ServicePostgres {
+		return c.SQL(ctx, store, sql)
+	}
 	conn, err := pgx.Connect(ctx, c.PostgresURL)
 	if err != nil {
-		return fmt.Errorf("connect to Postgres: %w", err)
+		return nil, fmt.Errorf("connect to Postgres: %w", err)
 	}
-	defer conn.Close(ctx)
-	if s.Products, err = products(ctx, conn); err != nil {
-		return err
-	}
-	s.PostgresIDs = map[int64]int{}
-	var id, n, sum int64
-	rows, _ := conn.Query(ctx, `SELECT id, COUNT(*) FROM orders WHERE id >= $1 GROUP BY id
-		UNION ALL SELECT id, COUNT(*) FROM orders WHERE id < $1 GROUP BY id HAVING COUNT(*) > 1`, fromID)
-	if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error { s.PostgresIDs[id] = int(n); return nil }); err != nil {
-		return fmt.Errorf("read order ids from Postgres: %w", err)
-	}
-	s.Postgres = map[int64]Tally{}
-	rows, _ = conn.Query(ctx, `SELECT product_id, COUNT(*), COALESCE(SUM(count), 0) FROM orders GROUP BY product_id`)
-	if _, err := pgx.ForEachRow(rows, []any{&id, &n, &sum}, func() error { s.Postgres[id] = Tally{n, sum}; return nil }); err != nil {
-		return fmt.Errorf("read tallies from Postgres: %w", err)
-	}
-	return nil
+	defer conn.Close(context.WithoutCancel(ctx))
+	rows, _ := conn.Query(ctx, sql)
+	return pgx.CollectRows(rows, pgx.RowToMap)
 }
 
-func (c *Collector) accelerated(ctx context.Context, fromID int64, s *State) error {
-	base, key := c.Client.AcceleratedURL, c.Client.AcceleratedKey
-	rows, err := c.Client.SQL(ctx, base, key, fmt.Sprintf(`SELECT id, COUNT(*) AS n FROM orders WHERE id >= %d GROUP BY id
-		UNION ALL SELECT id, COUNT(*) AS n FROM orders WHERE id < %d GROUP BY id HAVING COUNT(*) > 1`, fromID, fromID))
-	if err != nil {
-		return fmt.Errorf("read order ids from the accelerated runtime: %w", err)
+func toInt(v any) int64 {
+	switch n := v.(type) {
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return i
+		}
+		f, _ := n.Float64()
+		return int64(f)
+	case int64:
+		return n
+	case int32:
+		return int64(n)
+	case string: // a HUGEINT, as DuckDB's SUM answers
+		i, _ := strconv.ParseInt(n, 10, 64)
+		return i
 	}
-	s.AcceleratedIDs = map[int64]int{}
-	for _, r := range rows {
-		s.AcceleratedIDs[toInt(r["id"])] = int(toInt(r["n"]))
-	}
-	rows, err = c.Client.SQL(ctx, base, key, `SELECT product_id, COUNT(*) AS n, COALESCE(SUM(count), 0) AS s FROM orders GROUP BY product_id`)
-	if err != nil {
-		return fmt.Errorf("read tallies from the accelerated runtime: %w", err)
-	}
-	s.Accelerated = map[int64]Tally{}
-	for _, r := range rows {
-		s.Accelerated[toInt(r["product_id"])] = Tally{toInt(r["n"]), toInt(r["s"])}
-	}
-	return nil
+	return 0
 }

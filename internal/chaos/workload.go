@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,8 +42,7 @@ type Workload struct {
 	pacer   *bench.RatePacer
 	mu      sync.Mutex
 	acks    []Ack
-	writes  []Read
-	readers [][]Read
+	reads   [][]Read // the writer's, then each reader's, in the order sent
 	marks   []WatermarkSample
 	samples []RuntimeSample
 
@@ -50,36 +50,32 @@ type Workload struct {
 	wg     sync.WaitGroup
 }
 
-// Open starts the writer, the readers and the watermark watcher.
+// Open starts the writer, the readers and the watcher of the runtimes'
+// watermarks, memory and lag.
 func (w *Workload) Open() {
-	if w.WriteRate <= 0 {
-		w.WriteRate = DefaultWriteRate
-	}
-	if w.ReadersPerPath <= 0 {
-		w.ReadersPerPath = DefaultReadersPerPath
-	}
+	w.WriteRate = cmpOr(w.WriteRate, DefaultWriteRate)
+	w.ReadersPerPath = cmpOr(w.ReadersPerPath, DefaultReadersPerPath)
 	w.pacer = bench.NewRatePacer(w.WriteRate)
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	w.wg.Add(2)
-	go w.write(ctx)
-	go w.watch(ctx)
-	for _, ep := range RankingEndpoints {
-		for i := range w.ReadersPerPath {
-			w.mu.Lock()
-			w.readers = append(w.readers, nil)
-			slot := len(w.readers) - 1
-			w.mu.Unlock()
-			w.wg.Add(1)
-			go w.read(ctx, slot, fmt.Sprintf("%s#%d", ep, i), ep, i%2 == 1)
+	w.reads = make([][]Read, 1+len(RankingEndpoints)*w.ReadersPerPath)
+	w.wg.Go(func() { w.write(ctx) })
+	w.wg.Go(func() { w.watch(ctx) })
+	for i, ep := range RankingEndpoints {
+		for j := range w.ReadersPerPath {
+			w.wg.Go(func() { w.read(ctx, 1+i*w.ReadersPerPath+j, fmt.Sprintf("%s#%d", ep, j), ep, j%2 == 1) })
 		}
 	}
 }
 
-// Close stops everything and waits for the requests in flight.
+// Close stops everything and waits for the requests in flight; a second
+// Close does nothing.
 func (w *Workload) Close() {
-	w.cancel()
-	w.wg.Wait()
+	if w.cancel != nil {
+		w.cancel()
+		w.wg.Wait()
+		w.cancel = nil
+	}
 }
 
 // SetRate changes the write rate (orders per second) from the next write on.
@@ -97,7 +93,6 @@ func (w *Workload) Token() position.LSN { return position.LSN(w.token.Load()) }
 // flight when the round ends are awaited: an answer on its way is an
 // acknowledgement to record.
 func (w *Workload) write(ctx context.Context) {
-	defer w.wg.Done()
 	targets := func(t *vegeta.Target) error {
 		*t = vegeta.Target{Method: http.MethodPost, URL: w.Client.API + EndpointOrders,
 			Header: http.Header{"Content-Type": {"application/json"}},
@@ -105,12 +100,11 @@ func (w *Workload) write(ctx context.Context) {
 		return nil
 	}
 	a := vegeta.NewAttacker(vegeta.Client(w.Client.HTTP), vegeta.Workers(4), vegeta.MaxWorkers(DefaultWritesInFlight))
-	stop := context.AfterFunc(ctx, func() { a.Stop() })
-	defer stop()
+	defer context.AfterFunc(ctx, func() { a.Stop() })()
 	for res := range a.Attack(targets, w.pacer, 0, "") {
 		ack, rd, ok := orderOf(res)
 		w.mu.Lock()
-		w.writes = append(w.writes, rd)
+		w.reads[0] = append(w.reads[0], rd)
 		if ok {
 			w.acks = append(w.acks, ack)
 		}
@@ -124,15 +118,10 @@ func (w *Workload) write(ctx context.Context) {
 	}
 }
 
+// read reads endpoint until the round ends, with the latest token when
+// withToken; a failed read is followed by a longer pause.
 func (w *Workload) read(ctx context.Context, slot int, name, endpoint string, withToken bool) {
-	defer w.wg.Done()
-	var mine []Read
-	defer func() {
-		w.mu.Lock()
-		w.readers[slot] = mine
-		w.mu.Unlock()
-	}()
-	for ctx.Err() == nil {
+	for pause := time.Duration(0); sleep(ctx, pause); {
 		var min position.LSN
 		if withToken {
 			min = w.Token()
@@ -141,46 +130,24 @@ func (w *Workload) read(ctx context.Context, slot int, name, endpoint string, wi
 		if ctx.Err() != nil {
 			return // cut short by the end of the round, not by the stack
 		}
-		mine = append(mine, rd)
-		pause := DefaultReadPause
-		if !rd.OK() {
+		w.mu.Lock()
+		w.reads[slot] = append(w.reads[slot], rd)
+		w.mu.Unlock()
+		if pause = DefaultReadPause; !rd.OK() {
 			pause = 200 * time.Millisecond
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(pause):
 		}
 	}
 }
 
 func (w *Workload) watch(ctx context.Context) {
-	defer w.wg.Done()
-	t := time.NewTicker(DefaultWatermarkEvery)
-	defer t.Stop()
-	c := w.Client
-	for {
-		for _, rt := range []struct{ name, url, key string }{
-			{"accelerated", c.AcceleratedURL, c.AcceleratedKey}, {"materialized", c.MaterializedURL, c.MaterializedKey},
-		} {
-			if rt.url == "" {
-				continue
+	for next := time.Now(); sleep(ctx, time.Until(next)); next = next.Add(DefaultWatermarkEvery) {
+		for _, rt := range []string{ServiceAccelerated, ServiceMaterialized} {
+			s, marks, ok := w.Client.Sample(ctx, rt, w.Token())
+			w.mu.Lock()
+			if w.marks = append(w.marks, marks...); ok {
+				w.samples = append(w.samples, s)
 			}
-			ss, err := c.Watermarks(ctx, rt.name, rt.url, rt.key)
-			if err == nil {
-				w.mu.Lock()
-				w.marks = append(w.marks, ss...)
-				w.mu.Unlock()
-			}
-			if smp, ok := c.Sample(ctx, rt.name, w.Token()); ok {
-				w.mu.Lock()
-				w.samples = append(w.samples, smp)
-				w.mu.Unlock()
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+			w.mu.Unlock()
 		}
 	}
 }
@@ -189,18 +156,25 @@ func (w *Workload) watch(ctx context.Context) {
 func (w *Workload) Samples() []RuntimeSample {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]RuntimeSample(nil), w.samples...)
+	return slices.Clone(w.samples)
 }
 
-// Results returns, after Close, the acknowledged orders, every answer (each
-// reader's in its order, then the writer's) and the watermark samples.
+// Results returns, after Close, the acknowledged orders, every answer (the
+// writer's, then each reader's in its order) and the watermark samples.
 func (w *Workload) Results() ([]Ack, []Read, []WatermarkSample) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var reads []Read
-	for _, r := range w.readers {
-		reads = append(reads, r...)
+	return slices.Clone(w.acks), slices.Concat(w.reads...), slices.Clone(w.marks)
+}
+
+// sleep waits for d; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return ctx.Err() == nil
+	case <-ctx.Done():
+		return false
 	}
-	reads = append(reads, w.writes...)
-	return append([]Ack(nil), w.acks...), reads, append([]WatermarkSample(nil), w.marks...)
 }

@@ -2,10 +2,14 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // Processes whose CPU and memory the benchmark reads, in report order.
@@ -39,16 +43,20 @@ type Meter struct {
 	Processes []Process
 }
 
-// CPUReading is one reading of each process's CPU seconds; Why says why a
-// process is missing.
-type CPUReading struct {
+var errUnreadable = errors.New("no container and no metrics URL")
+
+// CPUTime is each process's CPU seconds, in one reading or summed over
+// windows. Why says why a process is missing from a reading, or why its sum
+// is not valid (it was missing from a reading, or its counter went back: it
+// restarted).
+type CPUTime struct {
 	Seconds map[string]float64
 	Why     map[string]string
 }
 
 // CPU reads every process at once.
-func (m *Meter) CPU(ctx context.Context) CPUReading {
-	r := CPUReading{Seconds: map[string]float64{}, Why: map[string]string{}}
+func (m *Meter) CPU(ctx context.Context) CPUTime {
+	r := CPUTime{Seconds: map[string]float64{}, Why: map[string]string{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, p := range m.Processes {
@@ -58,9 +66,9 @@ func (m *Meter) CPU(ctx context.Context) CPUReading {
 			defer mu.Unlock()
 			if err != nil {
 				r.Why[p.Name] = err.Error()
-				return
+			} else {
+				r.Seconds[p.Name] = v.Seconds()
 			}
-			r.Seconds[p.Name] = v.Seconds()
 		})
 	}
 	wg.Wait()
@@ -68,26 +76,56 @@ func (m *Meter) CPU(ctx context.Context) CPUReading {
 }
 
 func (m *Meter) cpu(ctx context.Context, p Process) (time.Duration, error) {
-	if p.Self {
+	err := errUnreadable
+	switch {
+	case p.Self:
 		return selfCPU()
-	}
-	var why error
-	if m.Stack != nil && p.Service != "" {
-		d, _, err := m.Stack.Usage(ctx, p.Service)
-		if err == nil {
+	case m.Stack != nil && p.Service != "":
+		var d time.Duration
+		if d, _, err = m.Stack.Usage(ctx, p.Service); err == nil {
 			return d, nil
 		}
-		why = err
 	}
-	if p.MetricsURL != "" {
-		v, err := scrapeValue(ctx, m.HTTP, p.MetricsURL, MetricCPU, "", "")
-		return time.Duration(v * float64(time.Second)), err
+	if p.MetricsURL == "" {
+		return 0, err
 	}
-	if why == nil {
-		why = fmt.Errorf("no container and no metrics URL")
-	}
-	return 0, why
+	v, err := scrapeValue(ctx, m.HTTP, p.MetricsURL, MetricCPU, "", "")
+	return time.Duration(v * float64(time.Second)), err
 }
+
+// Add adds the window from before to after to t.
+func (t *CPUTime) Add(before, after CPUTime) {
+	if t.Seconds == nil {
+		t.Seconds, t.Why = map[string]float64{}, map[string]string{}
+	}
+	for _, r := range []CPUTime{before, after} {
+		for p, why := range r.Why {
+			t.Why[p] = why
+		}
+	}
+	for p, b := range before.Seconds {
+		switch a, ok := after.Seconds[p]; {
+		case !ok:
+		case a < b:
+			t.Why[p] = "counter went back (restarted?)"
+		default:
+			t.Seconds[p] += a - b
+		}
+	}
+}
+
+// Span adds each process's CPU over do to t and returns the time its
+// readings span: from the first reading's end to the second's, the interval
+// whose CPU the difference counts.
+func (m *Meter) Span(ctx context.Context, t *CPUTime, do func()) time.Duration {
+	before := m.CPU(ctx)
+	start := time.Now()
+	do()
+	t.Add(before, m.CPU(ctx))
+	return time.Since(start)
+}
+
+func isRuntime(process string) bool { return process == ProcAccelerated || process == ProcMaterialized }
 
 // Memory is one reading of a process's resident memory.
 type Memory struct {
@@ -100,65 +138,25 @@ type Memory struct {
 func (m *Meter) Memory(ctx context.Context) []Memory {
 	out := make([]Memory, len(m.Processes))
 	for i, p := range m.Processes {
-		out[i] = m.memory(ctx, p)
+		var v float64
+		err := errUnreadable
+		out[i] = Memory{Process: p.Name}
+		switch {
+		case p.Self:
+			out[i].Bytes, err = selfRSS()
+			out[i].Source = "/proc/self/stat"
+		case p.MetricsURL != "":
+			v, err = scrapeValue(ctx, m.HTTP, p.MetricsURL, MetricRSS, "", "")
+			out[i].Bytes, out[i].Source = int64(v), p.MetricsURL
+		case m.Stack != nil && p.Service != "":
+			_, out[i].Bytes, err = m.Stack.Usage(ctx, p.Service)
+			out[i].Source = "container of " + p.Service
+		}
+		if err != nil {
+			out[i] = Memory{Process: p.Name, Source: "n/a: " + err.Error()}
+		}
 	}
 	return out
-}
-
-func (m *Meter) memory(ctx context.Context, p Process) Memory {
-	r := Memory{Process: p.Name}
-	var b int64
-	var err error
-	switch {
-	case p.Self:
-		b, err = selfRSS()
-		r.Source = "/proc/self/stat"
-	case p.MetricsURL != "":
-		var v float64
-		v, err = scrapeValue(ctx, m.HTTP, p.MetricsURL, MetricRSS, "", "")
-		b, r.Source = int64(v), p.MetricsURL
-	case m.Stack != nil && p.Service != "":
-		_, b, err = m.Stack.Usage(ctx, p.Service)
-		r.Source = "container of " + p.Service
-	default:
-		err = fmt.Errorf("no metrics URL and no container")
-	}
-	if err != nil {
-		r.Source = "n/a: " + err.Error()
-		return r
-	}
-	r.Bytes = b
-	return r
-}
-
-// CPUUsage adds up each process's CPU seconds over windows (before and after
-// readings). A process missing from a reading, or whose counter went back (it
-// restarted), makes its sum invalid.
-type CPUUsage struct {
-	Seconds map[string]float64
-	Invalid map[string]string
-}
-
-// Add adds the window from before to after.
-func (u *CPUUsage) Add(before, after CPUReading) {
-	if u.Seconds == nil {
-		u.Seconds, u.Invalid = map[string]float64{}, map[string]string{}
-	}
-	for _, r := range []CPUReading{before, after} {
-		for p, why := range r.Why {
-			u.Invalid[p] = why
-		}
-	}
-	for p, b := range before.Seconds {
-		a, ok := after.Seconds[p]
-		switch {
-		case !ok:
-		case a < b:
-			u.Invalid[p] = "counter went back (restarted?)"
-		default:
-			u.Seconds[p] += a - b
-		}
-	}
 }
 
 // ProcessCPU is one process's CPU time over a phase, and per operation.
@@ -177,14 +175,14 @@ type ProcessCPU struct {
 
 // PerOp divides each process's CPU by ops, in the order of processes; a
 // process never read, or whose sum is invalid, says why instead.
-func PerOp(u CPUUsage, ops int64, processes []string) []ProcessCPU {
+func PerOp(t CPUTime, ops int64, processes []string) []ProcessCPU {
 	out := make([]ProcessCPU, 0, len(processes))
 	for _, p := range processes {
 		c := ProcessCPU{Process: p}
-		sec, ok := u.Seconds[p]
+		sec, ok := t.Seconds[p]
 		switch {
-		case u.Invalid[p] != "":
-			c.Why = u.Invalid[p]
+		case t.Why[p] != "":
+			c.Why = t.Why[p]
 		case !ok:
 			c.Why = "not read"
 		case ops <= 0:
@@ -217,13 +215,10 @@ func BackgroundOf(cs []ProcessCPU, d time.Duration) Background {
 // SubtractBackground sets NetPerOp of each known process of cs: its CPU less
 // bg's rate over wall, per op.
 func SubtractBackground(cs []ProcessCPU, bg Background, wall time.Duration, ops int64) {
-	for i := range cs {
-		rate, ok := bg[cs[i].Process]
-		if !ok || cs[i].Why != "" || ops <= 0 {
-			continue
+	for i, c := range cs {
+		if rate, ok := bg[c.Process]; ok && c.Why == "" && ops > 0 {
+			cs[i].NetPerOp, cs[i].HasNet = (c.Seconds-rate*wall.Seconds())*1e6/float64(ops), true
 		}
-		cs[i].NetPerOp = (cs[i].Seconds - rate*wall.Seconds()) * 1e6 / float64(ops)
-		cs[i].HasNet = true
 	}
 }
 
@@ -254,19 +249,42 @@ func ReadCPU(cs []ProcessCPU) (gross, net float64, hasNet, ok bool) {
 	if a == nil || m == nil || a.Why != "" || m.Why != "" {
 		return 0, 0, false, false
 	}
-	if a.HasNet && m.HasNet {
-		net, hasNet = a.NetPerOp+m.NetPerOp, true
-	}
-	return a.PerOp + m.PerOp, net, hasNet, true
+	return a.PerOp + m.PerOp, a.NetPerOp + m.NetPerOp, a.HasNet && m.HasNet, true
 }
 
-// cpuText is "gross (net)" microseconds, or the gross alone, or n/a.
-func cpuText(c *ProcessCPU) string {
-	switch {
-	case c == nil || c.Why != "":
-		return NA
-	case c.HasNet:
-		return fmt.Sprintf("%.0f (%.0f)", c.PerOp, c.NetPerOp)
+// selfCPU is this process's user and system CPU time, at getrusage's
+// microseconds (procfs reads /proc/self/stat in 10 ms ticks).
+func selfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
 	}
-	return fmt.Sprintf("%.0f", c.PerOp)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
+
+// selfRSS is this process's resident memory.
+func selfRSS() (int64, error) {
+	p, err := procfs.Self()
+	if err != nil {
+		return 0, fmt.Errorf("own memory: %w", err)
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("own memory: %w", err)
+	}
+	return int64(st.ResidentMemory()), nil
+}
+
+// peakRSS is a process's peak resident memory (VmHWM) as /proc shows it; 0
+// when it cannot be read (not on the Docker host).
+func peakRSS(pid int) int64 {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0
+	}
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0
+	}
+	return int64(st.VmHWM)
 }

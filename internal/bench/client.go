@@ -1,15 +1,19 @@
 package bench
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/cqrs-spice/cqrs/internal/position"
 	"github.com/cqrs-spice/cqrs/internal/wire"
 )
 
@@ -19,6 +23,10 @@ const (
 	DefaultMaxInFlight = 1000
 )
 
+// ErrorStatus is the status of a request that got no HTTP answer (refused,
+// reset, timed out); the error's kind says why.
+const ErrorStatus = 0
+
 // Target is one scenario: a GET of a path of the api, with or without the
 // results cache.
 type Target struct {
@@ -27,9 +35,9 @@ type Target struct {
 	NoCache bool   `json:"no_cache"`
 }
 
-// Client sends the benchmark's load through vegeta's attacker. Its transport
-// keeps as many idle connections as the load has workers, as oha does, and
-// never asks for compression.
+// Client sends the benchmark's requests, its load through vegeta's attacker.
+// Its transport keeps as many idle connections as the load has workers, as
+// oha does, and never asks for compression.
 type Client struct {
 	BaseURL string
 	HTTP    *http.Client
@@ -38,15 +46,13 @@ type Client struct {
 // NewClient returns a Client for baseURL that keeps up to conns connections
 // alive and gives up on a request after timeout (DefaultTimeout when zero).
 func NewClient(baseURL string, conns int, timeout time.Duration) *Client {
+	tr := &http.Transport{
+		DialContext:  (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns: conns + 16, MaxIdleConnsPerHost: conns + 16, IdleConnTimeout: 90 * time.Second,
+		DisableCompression: true,
+	}
 	if timeout <= 0 {
 		timeout = DefaultTimeout
-	}
-	tr := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        conns + 16,
-		MaxIdleConnsPerHost: conns + 16,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
 	}
 	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), HTTP: &http.Client{Transport: tr, Timeout: timeout}}
 }
@@ -54,24 +60,23 @@ func NewClient(baseURL string, conns int, timeout time.Duration) *Client {
 // Close closes idle connections.
 func (c *Client) Close() { c.HTTP.CloseIdleConnections() }
 
-func (c *Client) target(t Target) vegeta.Target {
+// attack runs tr at p with workers (at most maxWorkers) for d (0: until the
+// pacer stops), feeding each result to each; ctx's end stops it, and the
+// requests in flight are awaited.
+func (c *Client) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pacer, d time.Duration, workers, maxWorkers int, each func(*vegeta.Result)) {
+	a := vegeta.NewAttacker(vegeta.Client(c.HTTP), vegeta.Workers(uint64(workers)), vegeta.MaxWorkers(uint64(maxWorkers)))
+	defer context.AfterFunc(ctx, func() { a.Stop() })()
+	for res := range a.Attack(tr, p, d, "") {
+		each(res)
+	}
+}
+
+func (c *Client) targeter(t Target) vegeta.Targeter {
 	vt := vegeta.Target{Method: http.MethodGet, URL: c.BaseURL + t.Path}
 	if t.NoCache {
 		vt.Header = http.Header{wire.HeaderCacheControl: {wire.NoCache}}
 	}
-	return vt
-}
-
-// attack runs tr at pacer with workers (at most maxWorkers) for d (0: until
-// the pacer stops), feeding each result to each; ctx's end stops it, and the
-// requests in flight are awaited.
-func (c *Client) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pacer, d time.Duration, workers, maxWorkers int, each func(*vegeta.Result)) {
-	a := vegeta.NewAttacker(vegeta.Client(c.HTTP), vegeta.Workers(uint64(workers)), vegeta.MaxWorkers(uint64(maxWorkers)))
-	stop := context.AfterFunc(ctx, func() { a.Stop() })
-	defer stop()
-	for res := range a.Attack(tr, p, d, "") {
-		each(res)
-	}
+	return vegeta.NewStaticTargeter(vt)
 }
 
 // Closed runs a closed loop as oha -n/-z does: conc workers, each sending its
@@ -86,9 +91,7 @@ func (c *Client) Closed(ctx context.Context, t Target, conc, n int, d time.Durat
 		d = 0
 	}
 	start := time.Now()
-	c.attack(ctx, vegeta.NewStaticTargeter(c.target(t)), countPacer(n), d, conc, conc, func(r *vegeta.Result) {
-		rec.Record(r, r.Latency)
-	})
+	c.attack(ctx, c.targeter(t), countPacer(n), d, conc, conc, func(r *vegeta.Result) { rec.Record(r, r.Latency) })
 	rec.AddElapsed(time.Since(start))
 }
 
@@ -101,11 +104,8 @@ func (c *Client) Open(ctx context.Context, t Target, rate float64, d time.Durati
 	if rate <= 0 || d <= 0 {
 		return
 	}
-	if maxInFlight <= 0 {
-		maxInFlight = DefaultMaxInFlight
-	}
 	start := time.Now()
-	c.attack(ctx, vegeta.NewStaticTargeter(c.target(t)), pacer{rate, d}, 0, min(maxInFlight, 16), maxInFlight, func(r *vegeta.Result) {
+	c.attack(ctx, c.targeter(t), pacer{rate, d}, 0, min(maxInFlight, 16), maxInFlight, func(r *vegeta.Result) {
 		rec.Record(r, sinceDue(start, rate, r))
 	})
 	// Never shorter than the schedule: the achieved rate is never above the
@@ -116,8 +116,8 @@ func (c *Client) Open(ctx context.Context, t Target, rate float64, d time.Durati
 // pacer is a constant rate whose hit i is due at i/rate, the first at once
 // (vegeta's constant pacer sends its first hit one interval late, and takes
 // whole rates only); a hit that could not leave in time leaves as soon as it
-// can, and its latency counts from its due time (sinceDue).
-// It stops before the first hit due at or after d, when d is set.
+// can, and its latency counts from its due time (sinceDue). It stops before
+// the first hit due at or after d, when d is set.
 type pacer struct {
 	rate float64
 	d    time.Duration
@@ -151,7 +151,7 @@ func (countPacer) Rate(time.Duration) float64 { return 0 }
 // because every worker was busy is skipped and counted, so a server that
 // stalled is not met by a burst when it comes back.
 type RatePacer struct {
-	rate    atomic.Uint64 // hits per second, as math.Float64bits
+	rate    atomic.Uint64 // hits per million seconds
 	skipped atomic.Int64
 	next    time.Duration // when the next hit is due; used by the attack's loop only
 }
@@ -186,4 +186,72 @@ func (p *RatePacer) Pace(elapsed time.Duration, _ uint64) (time.Duration, bool) 
 	}
 	p.next = due + interval
 	return max(due-elapsed, 0), false
+}
+
+// Do sends one request to path, or to an absolute URL, and reads the whole
+// answer: its status (ErrorStatus when none came), its header, and why it
+// failed (the transport error's kind, or the first line of a non-2xx body).
+func (c *Client) Do(ctx context.Context, method, path string, hdr http.Header, body string) (int, http.Header, string) {
+	if !strings.Contains(path, "://") {
+		path = c.BaseURL + path
+	}
+	req, err := http.NewRequestWithContext(ctx, method, path, strings.NewReader(body))
+	if err != nil {
+		return ErrorStatus, nil, "bad request: " + err.Error()
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return ErrorStatus, nil, errorKind(err.Error())
+	}
+	defer resp.Body.Close()
+	var msg string
+	if resp.StatusCode/100 != 2 {
+		msg = firstLine(resp.Body)
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return ErrorStatus, nil, "read body: " + errorKind(err.Error())
+	}
+	return resp.StatusCode, resp.Header, msg
+}
+
+// positionOf is the Spice-Position of a 2xx answer; zero otherwise.
+func positionOf(status int, hdr http.Header) position.LSN {
+	if status/100 != 2 {
+		return 0
+	}
+	pos, _ := position.Parse(hdr.Get(wire.HeaderPosition))
+	return pos
+}
+
+// statusText is "status 504", or the transport error when no answer came.
+func statusText(status int, msg string) string {
+	if status == ErrorStatus {
+		return msg
+	}
+	return "status " + strconv.Itoa(status)
+}
+
+// errorKind names a transport error by kind, so the distribution groups like
+// with like instead of listing every port number.
+func errorKind(msg string) string {
+	for _, k := range [][2]string{
+		{"canceled", "context canceled"}, {"timeout", "deadline exceeded"}, {"timeout", "Timeout"},
+		{"timeout", "timeout"}, {"connection refused", "connection refused"},
+		{"connection reset", "connection reset"}, {"connection reset", "broken pipe"},
+		{"connection closed early", "EOF"},
+	} {
+		if strings.Contains(msg, k[1]) {
+			return k[0]
+		}
+	}
+	return msg[:min(len(msg), 80)]
+}
+
+// firstLine reads the first line of r, at most 200 bytes of it.
+func firstLine(r io.Reader) string {
+	line, _ := bufio.NewReader(io.LimitReader(r, 200)).ReadString('\n')
+	return strings.TrimSpace(line)
 }
