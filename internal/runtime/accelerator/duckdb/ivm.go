@@ -4,7 +4,6 @@ package duckdb
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -341,8 +340,14 @@ func (m *maintained) memRows() (*engine.Result, error) {
 
 // read evaluates the query as readers get it (HUGEINT narrowed, DataFusion's
 // names).
-func (m *maintained) read(ctx context.Context, conn *sql.Conn) (*engine.Result, error) {
+func (m *maintained) read(ctx context.Context, conn rawConn) (*engine.Result, error) {
 	return readResult(ctx, conn, m.query, m.huge, m.names)
+}
+
+// rawConn is a connection whose driver connection can be used: a *sql.Conn
+// or a transaction's.
+type rawConn interface {
+	Raw(func(driverConn any) error) error
 }
 
 // shifted returns a column map with every index moved by n.
@@ -359,7 +364,7 @@ func shifted[V any](in map[int]V, n int) map[int]V {
 
 // readResult runs query and returns its rows with the HUGEINT columns of huge
 // narrowed and the columns of names renamed (both by column index).
-func readResult(ctx context.Context, conn *sql.Conn, query string, huge map[int]bool, names map[int]string) (*engine.Result, error) {
+func readResult(ctx context.Context, conn rawConn, query string, huge map[int]bool, names map[int]string) (*engine.Result, error) {
 	var res *engine.Result
 	err := conn.Raw(func(dc any) error {
 		a, err := duckdb.NewArrowFromConn(dc.(driver.Conn))

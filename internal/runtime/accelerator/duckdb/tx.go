@@ -25,8 +25,11 @@ import (
 // Commit. A Tx is not safe for concurrent use.
 type Tx struct {
 	ctx     context.Context
-	conn    *sql.Conn
-	dc      any // conn's driver connection: what its temporary tables belong to
+	conn    *txConn     // starts the DuckDB transaction on first use (txconn.go)
+	raw     *sql.Conn   // the connection itself
+	dc      any         // its driver connection: what its temporary tables belong to
+	begun   bool        // the DuckDB transaction has started
+	kept    *keptInsert // the first INSERT, kept back (txconn.go)
 	done    bool
 	db      *DB
 	changes txChanges               // for maintained queries (capture.go)
@@ -45,13 +48,8 @@ func (d *DB) Begin(ctx context.Context) (*Tx, error) {
 	}
 	var dc any
 	_ = conn.Raw(func(c any) error { dc = c; return nil })
-	t := &Tx{ctx: ctx, conn: conn, dc: dc, db: d}
-	// Prepared once per connection, like every statement of the write path:
-	// parsing and planning even BEGIN costs DuckDB more than running it.
-	if _, err := t.execPrepared("BEGIN TRANSACTION"); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("begin: %w", err)
-	}
+	t := &Tx{ctx: ctx, raw: conn, dc: dc, db: d}
+	t.conn = &txConn{t: t, c: conn}
 	return t, nil
 }
 
@@ -62,15 +60,25 @@ func (t *Tx) Commit() error {
 		return fmt.Errorf("commit: transaction already ended")
 	}
 	t.done = true
-	defer t.conn.Close()
+	defer t.raw.Close()
 	defer t.releaseChanges()
-	if err := t.clearChanges(); err != nil {
-		t.abort()
-		return fmt.Errorf("commit: %w", err)
-	}
-	if _, err := t.execPrepared("COMMIT"); err != nil {
-		t.abort()
-		return fmt.Errorf("commit: %w", err)
+	if !t.begun {
+		// At most one statement: it runs outside a DuckDB transaction and
+		// commits on its own. Marked begun so that it does not begin one.
+		t.begun = true
+		if err := t.runKept(); err != nil {
+			t.db.apps.drop(t.dc)
+			return fmt.Errorf("commit: %w", err)
+		}
+	} else {
+		if err := t.clearChanges(); err != nil {
+			t.abort()
+			return fmt.Errorf("commit: %w", err)
+		}
+		if _, err := t.execPrepared("COMMIT"); err != nil {
+			t.abort()
+			return fmt.Errorf("commit: %w", err)
+		}
 	}
 	if len(t.changes.made) > 0 {
 		t.db.madeChanges(t.dc, t.changes.made)
@@ -78,7 +86,7 @@ func (t *Tx) Commit() error {
 	t.db.wm.set(t.wm)
 	t.db.mirrors.set(t.mirrors)
 	t.changes = txChanges{}
-	t.db.compactAfter(t.ctx, t.conn, t.deleted)
+	t.db.compactAfter(t.ctx, t.raw, t.deleted)
 	return nil
 }
 
@@ -86,7 +94,9 @@ func (t *Tx) Commit() error {
 // connection kept for it (appenders with rows not flushed, changes tables
 // the transaction created).
 func (t *Tx) abort() {
-	_, _ = t.conn.ExecContext(context.Background(), "ROLLBACK")
+	if t.begun {
+		_, _ = t.raw.ExecContext(context.Background(), "ROLLBACK")
+	}
 	t.db.apps.drop(t.dc)
 	t.db.forgetChanges(t.dc)
 }
@@ -117,7 +127,11 @@ func (t *Tx) Rollback() {
 	t.done = true
 	t.abort()
 	t.releaseChanges()
-	t.conn.Close()
+	if t.kept != nil {
+		releaseAll(t.kept.recs)
+		t.kept = nil
+	}
+	t.raw.Close()
 }
 
 // withArrow exposes rd on the transaction's connection, runs query (which refers to
@@ -301,6 +315,15 @@ func (t *Tx) Insert(table string, rows array.RecordReader) (int64, error) {
 	var n int64
 	for _, r := range recs {
 		n += r.NumRows()
+	}
+	if _, ok := columnsOf(rows.Schema()); ok && t.keep(table, rows.Schema(), recs) {
+		if capture != nil {
+			capture.Add(1, recs...)
+		}
+		return n, nil
+	}
+	if err := t.begin(); err != nil {
+		return 0, err
 	}
 	if err := t.insertRecords(table, rows.Schema(), recs); err != nil {
 		return 0, fmt.Errorf("insert into %s: %w", table, err)
