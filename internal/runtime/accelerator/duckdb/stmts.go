@@ -10,9 +10,10 @@ import (
 
 // maxStmtsPerConn bounds the prepared statements kept per write connection;
 // past it they are all closed and prepared again as used. The statements of
-// the write path are few (a watermark update per feed, a merge per maintained
-// aggregate, clearing a changes table), so the bound is only a guard.
-const maxStmtsPerConn = 128
+// the write path are few (an INSERT per table and row count up to
+// maxPreparedRows, a watermark update per feed, clearing a changes table), so
+// the bound is only a guard.
+const maxStmtsPerConn = 512
 
 // stmtCache keeps the write path's statements prepared per write connection:
 // DuckDB parses, binds and plans a statement text every time it runs one,

@@ -22,7 +22,7 @@ func TestKeptInsert(t *testing.T) {
 	many := func() string { // more rows than a prepared INSERT takes
 		var b strings.Builder
 		b.WriteString("[")
-		for i := 10; i < 40; i++ {
+		for i := 10; i < 110; i++ {
 			if i > 10 {
 				b.WriteString(",")
 			}
@@ -54,7 +54,7 @@ func TestKeptInsert(t *testing.T) {
 				}
 				return tx.SetWatermark(7, "docs")
 			},
-			want:   "30 rows",
+			want:   "100 rows",
 			wantWM: 7,
 		},
 		{

@@ -55,10 +55,14 @@ func (a *applier) run(ctx context.Context, events <-chan event) error {
 			continue
 		}
 		// While the pacer holds the batch back, the applier sleeps instead of
-		// waking for every message that arrives; it reads them all when it
-		// wakes (the queue holds eventQueue of them).
+		// waking for every message that arrives, and so does the receiver
+		// (holdUntil): it reads what arrived meanwhile in a few reads just
+		// before the applier wakes, not one per message.
 		if wait := a.pacer.Wait(); wait > 0 && !full {
-			if !sleep(ctx, wait) {
+			a.f.holdUntil.Store(time.Now().Add(wait).UnixNano())
+			ok := sleep(ctx, wait)
+			a.f.holdUntil.Store(0)
+			if !ok {
 				return nil
 			}
 			if len(events) > 0 {
@@ -67,6 +71,11 @@ func (a *applier) run(ctx context.Context, events <-chan event) error {
 		}
 		if err := a.flush(ctx); err != nil {
 			return err
+		}
+		if len(events) == 0 {
+			// Keeping up: the next batch waits for the pacer whenever its
+			// first change arrives, so the receiver need not read it sooner.
+			a.f.holdUntil.Store(time.Now().Add(a.pacer.Wait()).UnixNano())
 		}
 	}
 }

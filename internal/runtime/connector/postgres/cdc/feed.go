@@ -142,6 +142,7 @@ type Feed struct {
 
 	// Shared with the session goroutines and status readers.
 	applied   atomic.Uint64 // position applied and safe to acknowledge
+	holdUntil atomic.Int64  // unix nanoseconds until which the applier holds its batch back (pacing)
 	lastAt    atomic.Int64  // unix nanoseconds of the commit or heartbeat applied last
 	serverLSN atomic.Uint64 // the source's pg_current_wal_lsn() at the last poll
 	streaming atomic.Bool

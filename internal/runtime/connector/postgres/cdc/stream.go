@@ -21,6 +21,17 @@ import (
 // applied together.
 const eventQueue = 4096
 
+// readAhead is how long before the applier ends a paced wait the receiver
+// starts reading what arrived during it: decoding a wait's worth of messages
+// takes a fraction of it.
+const readAhead = time.Millisecond
+
+// holdLowat is the socket's low-water mark while the receiver holds off
+// reading: far more than a wait's worth of messages at a few thousand
+// changes a second, and small enough that Linux need not grow the socket's
+// buffer for it.
+const holdLowat = 64 << 10
+
 // event is one message of the stream: a decoded pgoutput message, or a keepalive
 // (msg nil) with the server's sent position.
 type event struct {
@@ -130,6 +141,19 @@ func (f *Feed) receive(ctx context.Context, conn *pgconn.PgConn, events chan<- e
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if d := min(time.Until(time.Unix(0, f.holdUntil.Load()))-readAhead, time.Until(next)); d > 0 {
+			// The applier is holding its batch back: what arrives meanwhile
+			// waits in the socket, without waking anyone, and is read at
+			// once shortly before it wakes.
+			setLowat(nc, holdLowat)
+			ok := sleep(ctx, d)
+			setLowat(nc, 1)
+			if !ok {
+				return ctx.Err()
+			}
+			heard = time.Now()
+			continue
 		}
 		msg, err := conn.ReceiveMessage(context.Background())
 		switch {
