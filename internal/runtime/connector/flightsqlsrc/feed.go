@@ -35,8 +35,12 @@ const (
 	// together (a batch stops growing once it holds this many).
 	DefaultMaxBatchRows = 64 << 10
 	// DefaultApplyShare is the share of one core the feed's store
-	// transactions may take while changes stream (engine.Pacer).
-	DefaultApplyShare = 0.05
+	// transactions may take while changes stream (engine.Pacer). Twice
+	// runtime 1's: a subscriber's transaction (a rewrite of the subscribed
+	// table) takes longer than a new order's insert, and at 5% its wait would
+	// outlast the gap between changes at 100 a second. Under load its
+	// transactions follow the upstream's, which are paced already.
+	DefaultApplyShare = 0.1
 	// DefaultMaxApplyWait caps the wait that ApplyShare puts between two store
 	// transactions, and so what it adds to a change's time to visible.
 	DefaultMaxApplyWait = 20 * time.Millisecond

@@ -25,7 +25,14 @@ type applier struct {
 	batch   *batch
 	applied position.LSN
 	pacer   engine.Pacer
+	events  int // messages handled since the last flush
 }
+
+// holdBelow is the most messages a batch may hold for the receiver to leave
+// the next ones in the socket while the applier waits (holdUntil): a stream
+// of a few thousand changes a second. Past it the runtime is catching up, and
+// the receiver reads on, so that the next batch finds the queue full.
+const holdBelow = eventQueue / 4
 
 func newApplier(f *Feed, tables []*table, start position.LSN) *applier {
 	a := &applier{f: f, byName: map[string]*table{}, rels: map[uint32]*table{}, applied: start,
@@ -43,6 +50,7 @@ func (a *applier) run(ctx context.Context, events <-chan event) error {
 		case <-ctx.Done():
 			return nil
 		case ev := <-events:
+			a.events++
 			if err := a.handle(ev); err != nil {
 				return err
 			}
@@ -55,11 +63,14 @@ func (a *applier) run(ctx context.Context, events <-chan event) error {
 			continue
 		}
 		// While the pacer holds the batch back, the applier sleeps instead of
-		// waking for every message that arrives, and so does the receiver
-		// (holdUntil): it reads what arrived meanwhile in a few reads just
-		// before the applier wakes, not one per message.
+		// waking for every message that arrives, and so, unless it is
+		// catching up, does the receiver (holdUntil): it reads what arrived
+		// meanwhile in a few reads just before the applier wakes, not one
+		// per message.
 		if wait := a.pacer.Wait(); wait > 0 && !full {
-			a.f.holdUntil.Store(time.Now().Add(wait).UnixNano())
+			if a.events < holdBelow {
+				a.f.holdUntil.Store(time.Now().Add(wait).UnixNano())
+			}
 			ok := sleep(ctx, wait)
 			a.f.holdUntil.Store(0)
 			if !ok {
@@ -72,7 +83,9 @@ func (a *applier) run(ctx context.Context, events <-chan event) error {
 		if err := a.flush(ctx); err != nil {
 			return err
 		}
-		if len(events) == 0 {
+		small := a.events < holdBelow
+		a.events = 0
+		if len(events) == 0 && small {
 			// Keeping up: the next batch waits for the pacer whenever its
 			// first change arrives, so the receiver need not read it sooner.
 			a.f.holdUntil.Store(time.Now().Add(a.pacer.Wait()).UnixNano())
